@@ -1,0 +1,291 @@
+"""Message and Part: the ground floor every other layer speaks (DESIGN §2).
+
+A Message is the envelope (role, parent, model, status, usage, cost); Parts are the paragraphs
+and attachments inside it, ordered by their time-sortable ids. Every type has a stable JSON
+form (``to_json`` / ``part_from_json``) that the store, the export format and the bus share.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .ids import new_id
+
+MessageStatus = Literal["running", "completed", "error", "aborted", "interrupted"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "error", "aborted", "interrupted"})
+ToolState = Literal["pending", "running", "completed", "error"]
+TERMINAL_TOOL_STATES: frozenset[str] = frozenset({"completed", "error"})
+
+
+def now() -> float:
+    """Wall-clock seconds since the epoch (UTC); the store keeps them as timestamps."""
+    return time.time()
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class Tokens(_Row):
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    # True when the provider sent no usage and the numbers were counted locally.
+    estimated: bool = False
+
+    def add(self, other: Tokens) -> Tokens:
+        return Tokens(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            reasoning=self.reasoning + other.reasoning,
+            cache_read=self.cache_read + other.cache_read,
+            cache_write=self.cache_write + other.cache_write,
+            estimated=self.estimated or other.estimated,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.reasoning
+
+
+class ErrorInfo(_Row):
+    type: str
+    message: str
+
+
+# ----------------------------------------------------------------------------------- parts
+
+
+class _PartBase(_Row):
+    id: str = Field(default_factory=lambda: new_id("part"))
+    session_id: str
+    message_id: str
+    created_at: float = Field(default_factory=now)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Written once and final (overridden by the streamed part types)."""
+        return True
+
+
+class TextPart(_PartBase):
+    type: Literal["text"] = "text"
+    text: str = ""
+    synthetic: bool = False  # written by the harness, not the model or the person
+    time_start: float | None = None
+    time_end: float | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.time_end is not None
+
+
+class ReasoningPart(_PartBase):
+    type: Literal["reasoning"] = "reasoning"
+    text: str = ""
+    time_start: float | None = None
+    time_end: float | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.time_end is not None
+
+
+class ToolPart(_PartBase):
+    type: Literal["tool"] = "tool"
+    call_id: str
+    tool: str
+    state: ToolState = "pending"
+    input: dict[str, Any] = Field(default_factory=dict)
+    raw_input: str | None = None  # the arguments as the model sent them, when not valid JSON
+    output: str | None = None
+    error: str | None = None
+    title: str | None = None
+    time_start: float | None = None
+    time_end: float | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_TOOL_STATES
+
+    @property
+    def duration(self) -> float | None:
+        if self.time_start is None or self.time_end is None:
+            return None
+        return self.time_end - self.time_start
+
+
+class FilePart(_PartBase):
+    type: Literal["file"] = "file"
+    path: str | None = None
+    url: str | None = None
+    mime: str = "application/octet-stream"
+    filename: str | None = None
+
+
+class AgentPart(_PartBase):
+    type: Literal["agent"] = "agent"
+    name: str
+
+
+class CompactionPart(_PartBase):
+    type: Literal["compaction"] = "compaction"
+    auto: bool = True
+    reason: str = ""
+    # First message kept verbatim after the summary; None when no tail is kept.
+    tail_start: str | None = None
+
+
+class SubtaskPart(_PartBase):
+    type: Literal["subtask"] = "subtask"
+    agent: str
+    prompt: str
+    description: str = ""
+    child_session_id: str | None = None
+
+
+class StepStartPart(_PartBase):
+    type: Literal["step-start"] = "step-start"
+    model: str | None = None
+
+
+class StepFinishPart(_PartBase):
+    type: Literal["step-finish"] = "step-finish"
+    reason: str | None = None  # the finish reason of this model round
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost: float | None = 0.0  # None: the price table does not know the model
+    model: str | None = None
+
+
+class PatchFile(_Row):
+    path: str
+    diff: str
+    additions: int = 0
+    deletions: int = 0
+
+
+class PatchPart(_PartBase):
+    type: Literal["patch"] = "patch"
+    files: list[PatchFile] = Field(default_factory=list)
+
+
+class RetryPart(_PartBase):
+    type: Literal["retry"] = "retry"
+    attempt: int
+    error: str
+    wait: float = 0.0  # seconds slept before the next attempt
+
+
+Part = Annotated[
+    TextPart
+    | ReasoningPart
+    | ToolPart
+    | FilePart
+    | AgentPart
+    | CompactionPart
+    | SubtaskPart
+    | StepStartPart
+    | StepFinishPart
+    | PatchPart
+    | RetryPart,
+    Field(discriminator="type"),
+]
+PART_TYPES: tuple[str, ...] = (
+    "text", "reasoning", "tool", "file", "agent", "compaction", "subtask",
+    "step-start", "step-finish", "patch", "retry",
+)
+_part_adapter: TypeAdapter[Part] = TypeAdapter(Part)
+
+
+def part_from_json(data: dict[str, Any] | str) -> Part:
+    """Parse a part from its JSON form (a dict or a JSON string)."""
+    if isinstance(data, str):
+        return _part_adapter.validate_json(data)
+    return _part_adapter.validate_python(data)
+
+
+# -------------------------------------------------------------------------------- messages
+
+
+class Message(_Row):
+    id: str = Field(default_factory=lambda: new_id("message"))
+    session_id: str
+    role: Literal["user", "assistant"]
+    parent_id: str | None = None  # an assistant's user message
+    agent: str = "build"
+    model: str | None = None
+    provider: str | None = None
+    status: MessageStatus = "running"
+    finish: str | None = None  # stop, tool-calls, length, budget, step-limit, doom-loop, …
+    summary: bool = False  # True on a compaction summary
+    error: ErrorInfo | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost: float | None = 0.0
+    created_at: float = Field(default_factory=now)
+    completed_at: float | None = None
+    # Where a user message came from: notebook path, cell id, execution count.
+    origin: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    # The message's parts in id order. Not part of the message row; filled by reads.
+    parts: list[Part] = Field(default_factory=list, exclude=True)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def text(self) -> str:
+        """The message's text parts joined, as a person would read it."""
+        return "\n\n".join(p.text for p in self.parts if p.type == "text" and p.text)
+
+    @property
+    def tool_parts(self) -> list[ToolPart]:
+        return [p for p in self.parts if isinstance(p, ToolPart)]
+
+    def row(self) -> Message:
+        """A copy without parts: what the message table holds."""
+        return self.model_copy(update={"parts": []})
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_markdown_(self) -> str:
+        body = self.text or "_(no text)_"
+        if self.error is not None:
+            body += f"\n\n**{self.status}:** {self.error.message}"
+        return body
+
+
+class SessionInfo(_Row):
+    id: str = Field(default_factory=lambda: new_id("session"))
+    name: str | None = None  # what a person calls it; unique inside a tenant
+    title: str | None = None
+    agent: str = "build"
+    model: str | None = None
+    directory: str | None = None
+    parent_id: str | None = None  # the session that spawned this one as a subtask
+    forked_from_session: str | None = None
+    forked_from_message: str | None = None
+    created_at: float = Field(default_factory=now)
+    updated_at: float = Field(default_factory=now)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Event(_Row):
+    """An append-only record of what changed a session's shape (DESIGN §3)."""
+
+    id: str = Field(default_factory=lambda: new_id("event"))
+    session_id: str | None = None
+    type: str  # compaction, fork, permission.asked, permission.answered, abort, recovery, …
+    actor: str = "forge"  # who: "user", "agent", "forge", a user name
+    data: dict[str, Any] = Field(default_factory=dict)
+    created_at: float = Field(default_factory=now)

@@ -1,0 +1,90 @@
+"""Which model a prompt uses (DESIGN §9) and the offline demo model.
+
+In order: the prompt's option, the session's, the configuration, the first provider key
+found in the environment, a local Ollama server if one answers, else the offline demo model
+from ``forge_jupyter.testing`` — announced as such, never silently.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+# Provider key variables litellm reads, and a sensible default model for each.
+PROVIDER_DEFAULTS: tuple[tuple[str, str], ...] = (
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("OPENAI_API_KEY", "openai/gpt-4o-mini"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.5-flash"),
+    ("MISTRAL_API_KEY", "mistral/mistral-small-latest"),
+    ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
+    ("GROQ_API_KEY", "groq/llama-3.3-70b-versatile"),
+    ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4o-mini"),
+    ("XAI_API_KEY", "xai/grok-3-mini"),
+)
+DEMO_MODEL = "openai/forge-demo"
+OLLAMA_URL = "http://127.0.0.1:11434"
+
+
+@dataclass
+class ModelChoice:
+    model: str
+    params: dict[str, Any] = field(default_factory=dict)
+    source: str = "config"  # prompt, session, config, environment, ollama, demo
+    notice: str | None = None  # what to tell the person (e.g. the demo model is in use)
+
+
+_demo_lock = threading.Lock()
+_demo_server: Any = None
+
+
+def demo_server() -> Any:
+    """The process-wide offline demo model server, started on first use."""
+    global _demo_server
+    with _demo_lock:
+        if _demo_server is None:
+            from .testing import FakeModelServer
+
+            _demo_server = FakeModelServer.demo()
+            _demo_server.start()
+        return _demo_server
+
+
+def _ollama_model() -> str | None:
+    try:
+        with urllib.request.urlopen(OLLAMA_URL + "/api/tags", timeout=0.3) as r:
+            import json
+
+            models = json.load(r).get("models") or []
+    except Exception:
+        return None
+    return f"ollama/{models[0]['name']}" if models else None
+
+
+def resolve(*candidates: tuple[str | None, str], probe_ollama: bool = True) -> ModelChoice:
+    """The first model named by ``candidates`` ((model, source) pairs), else the fallbacks."""
+    for model, source in candidates:
+        if model:
+            if model == DEMO_MODEL:
+                break
+            return ModelChoice(model, source=source)
+    else:
+        for var, model in PROVIDER_DEFAULTS:
+            if os.environ.get(var):
+                return ModelChoice(model, source="environment",
+                                   notice=f"Using {model} (found {var}); set Forge.model to choose.")
+        if probe_ollama:
+            found = _ollama_model()
+            if found:
+                return ModelChoice(found, params={"api_base": OLLAMA_URL}, source="ollama",
+                                   notice=f"Using the local Ollama model {found}.")
+    server = demo_server()
+    return ModelChoice(
+        DEMO_MODEL,
+        params={"api_base": server.openai_base, "api_key": "sk-forge-demo"},
+        source="demo",
+        notice=("No model is configured and no provider key was found: using the OFFLINE DEMO "
+                "model. Set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY, or Forge.model, for real answers."),
+    )

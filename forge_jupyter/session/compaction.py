@@ -1,0 +1,258 @@
+"""Context compaction: overflow detection, the summary boundary, tail retention (DESIGN §6).
+
+A compaction is two messages appended to the timeline — nothing is deleted:
+  1. a user message carrying a ``compaction`` part (auto or manual, the reason, and
+     ``tail_start``: the first message kept verbatim, if any), and
+  2. an assistant message with ``summary=True`` holding a structured summary.
+filterCompacted (view.py) then stops at that boundary. When the summarizing call fails, an
+extractive summary is written instead, so the loop never stalls on compaction. Every
+compaction is an ``event`` row with the reason and the token counts before and after.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import llm
+from ..model import CompactionPart, Event, Message, TextPart, ToolPart, now
+from .context import RunContext
+from .view import compaction_part, filter_compacted, is_summary
+
+SUMMARY_INSTRUCTIONS = """\
+Write a summary of the conversation above so that the work can continue without it. \
+Use exactly these sections, in Markdown:
+
+## Goal
+What the user is trying to achieve (quote their first request).
+## Decisions
+What was decided, and why.
+## Files, variables and DataFrames touched
+Names, paths, shapes and what was done to each.
+## Tool results that matter
+Numbers, findings and errors later steps depend on.
+## Open work
+What remains to be done, in order.
+## The user's latest instruction
+Quote it verbatim.
+
+Be concrete and brief. Do not call tools."""
+
+CONTINUE_TEXT = (
+    "The conversation above was compacted into a summary. Continue the task from where it "
+    "left off; if nothing is left to do, say so briefly."
+)
+TAIL_TURNS = 2
+TAIL_MIN_TOKENS, TAIL_MAX_TOKENS = 2_000, 8_000
+_prompt_tokens: int | None = None
+
+
+def prompt_tokens() -> int:
+    """What the compaction request itself costs, charged to the overflow check (TrueForge)."""
+    global _prompt_tokens
+    if _prompt_tokens is None:
+        _prompt_tokens = len(SUMMARY_INSTRUCTIONS) // 4 + 32
+    return _prompt_tokens
+
+
+def estimate_tokens(message: Message) -> int:
+    size = 0
+    for p in message.parts:
+        if isinstance(p, TextPart) or p.type == "reasoning":
+            size += len(p.text)
+        elif isinstance(p, ToolPart):
+            size += len(json.dumps(p.input)) + len(p.output or p.error or "")
+    return size // 4 + 4
+
+
+def usable_window(model: str, ratio: float) -> int | None:
+    """Tokens the model may be sent before compaction: (context − output reserve) × ratio."""
+    max_in, max_out = llm.context_window(model)
+    if not max_in:
+        return None
+    reserve = min(max_out or 4_096, 32_000)
+    if max_out and max_in == max_out:  # tables that give one total for both
+        max_in = max_in * 2
+    return int(max(max_in - reserve, max_in // 2) * ratio)
+
+
+def pending(view: list[Message]) -> bool:
+    """A compaction was requested (a user message with a compaction part) and not yet run."""
+    for m in reversed(view):
+        if m.role == "user":
+            return compaction_part(m) is not None and not any(
+                is_summary(x) for x in view[view.index(m) + 1:]
+            )
+    return False
+
+
+def overflow(ctx: RunContext, view: list[Message]) -> bool:
+    """The last step's prompt + completion tokens, plus the compaction prompt, against the
+    model's usable window; a character budget where litellm does not know the model."""
+    last = next((m for m in reversed(view) if m.role == "assistant"), None)
+    if last is None or last.summary or not last.is_terminal:
+        return False
+    window = usable_window(ctx.model, ctx.compaction_ratio)
+    if window is None:
+        chars = sum(estimate_tokens(m) * 4 for m in view)
+        return chars > ctx.char_budget * ctx.compaction_ratio
+    steps = [p for p in last.parts if p.type == "step-finish"]
+    if not steps:
+        return False
+    t = steps[-1].tokens
+    used = t.input + t.output + t.cache_write + prompt_tokens()
+    return used > window
+
+
+def tail_start(ctx: RunContext, view: list[Message]) -> str | None:
+    """The first message of the last turns kept verbatim, or None.
+
+    Keeps up to TAIL_TURNS user turns within 25 % of the usable window (2,000–8,000 tokens).
+    A tail always starts at a user message, so a tool call is never separated from its
+    result (both live in the same assistant message).
+    """
+    window = usable_window(ctx.model, ctx.compaction_ratio) or ctx.char_budget // 4
+    budget = max(TAIL_MIN_TOKENS, min(TAIL_MAX_TOKENS, window // 4))
+    used, turns, start = 0, 0, None
+    for i in range(len(view) - 1, -1, -1):
+        m = view[i]
+        if compaction_part(m) is not None or is_summary(m):
+            break  # never reach behind the previous boundary
+        used += estimate_tokens(m)
+        if used > budget:
+            break
+        if m.role == "user" and not _synthetic(m):
+            turns += 1
+            start = m.id
+            if turns >= TAIL_TURNS:
+                break
+    if start is not None and start == next((m.id for m in view if m.role == "user"), None):
+        # The tail would be the whole view: nothing would be summarized.
+        return None
+    return start
+
+
+def _synthetic(m: Message) -> bool:
+    texts = [p for p in m.parts if isinstance(p, TextPart)]
+    return bool(texts) and all(p.synthetic for p in texts)
+
+
+def request(ctx: RunContext, *, auto: bool, reason: str) -> Message:
+    """Append the user message that asks for a compaction."""
+    from .loop import current_view
+
+    view = current_view(ctx)
+    message = Message(session_id=ctx.session.id, role="user", status="completed",
+                      agent=ctx.agent, model=ctx.model, completed_at=now())
+    message.parts = [CompactionPart(session_id=ctx.session.id, message_id=message.id, auto=auto,
+                                    reason=reason, tail_start=tail_start(ctx, view))]
+    ctx.writer.update_message(message)
+    ctx.writer.append(ctx.session.id, message.id)
+    ctx.view_ids.append(message.id)
+    return message
+
+
+def model_order(view: list[Message]) -> list[Message]:
+    """The view as the model reads it: a boundary's summary before the tail it kept."""
+    for i, m in enumerate(view):
+        part = compaction_part(m)
+        if part is not None and part.tail_start and i > 0 and view[0].id == part.tail_start:
+            boundary = view[i:i + 2]
+            if len(boundary) == 2 and is_summary(boundary[1]):
+                return boundary + view[:i] + view[i + 2:]
+    return view
+
+
+def _texts(m: Message) -> str:
+    return "\n".join(p.text for p in m.parts if isinstance(p, TextPart) and p.text)
+
+
+def extractive_summary(history: list[Message], latest: str | None) -> str:
+    """A summary built from the messages themselves, when the model could not write one."""
+    users = [m for m in history if m.role == "user" and not _synthetic(m) and _texts(m)]
+    goal = _texts(users[0]) if users else "(no user request found)"
+    tools, files = [], []
+    for m in history:
+        for p in m.parts:
+            if isinstance(p, ToolPart):
+                result = (p.output or p.error or "").strip().splitlines()
+                first = result[0][:200] if result else ""
+                tools.append(f"- {p.tool}({json.dumps(p.input)[:120]}) → {p.state}: {first}")
+                for key in ("path", "file", "filename"):
+                    if isinstance(p.input.get(key), str):
+                        files.append(p.input[key])
+    answers = [_texts(m) for m in history if m.role == "assistant" and _texts(m)]
+    lines = [
+        "(Extractive summary: the summarizing call failed, so this was assembled from the "
+        "conversation itself.)",
+        "## Goal", goal[:2000],
+        "## Decisions", (answers[-1][:1500] if answers else "(none recorded)"),
+        "## Files, variables and DataFrames touched", "\n".join(sorted(set(files))) or "(none recorded)",
+        "## Tool results that matter", "\n".join(tools[-20:]) or "(no tool calls)",
+        "## Open work", "(unknown — ask the user if unsure)",
+        "## The user's latest instruction", latest or goal[:2000],
+    ]
+    return "\n".join(lines)
+
+
+async def run(ctx: RunContext, view: list[Message]) -> Message:
+    """Summarize everything before the boundary (except the kept tail) and record it."""
+    from .loop import current_view, synthetic_user
+    from .processor import Processor
+
+    request_msg = view[-1]
+    part = compaction_part(request_msg)
+    assert part is not None
+    prior = view[:-1]
+    if part.tail_start:
+        cut = next((i for i, m in enumerate(prior) if m.id == part.tail_start), len(prior))
+        to_summarize = prior[:cut]
+    else:
+        to_summarize = prior
+    latest_user = next((_texts(m) for m in reversed(prior)
+                        if m.role == "user" and not _synthetic(m) and _texts(m)), None)
+    tokens_before = sum(estimate_tokens(m) for m in view)
+
+    summary = Message(session_id=ctx.session.id, role="assistant", parent_id=request_msg.id,
+                      agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
+                      summary=True)
+    ctx.writer.update_message(summary)
+    ctx.writer.append(ctx.session.id, summary.id)
+    ctx.view_ids.append(summary.id)
+    instructions = SUMMARY_INSTRUCTIONS
+    if latest_user:
+        instructions += f"\n\nThe user's latest instruction was:\n{latest_user}"
+    messages = llm.to_model_messages(model_order(to_summarize), model=ctx.model)
+    messages.append({"role": "user", "content": instructions})
+    req = llm.LLMRequest(model=ctx.model, system=ctx.system, messages=messages, tools=[],
+                         params=ctx.params)
+    await ctx.flush()
+    await Processor(ctx, summary, tools={}).process(req)
+    written = ctx.writer.message(summary.id)
+    extractive = written is None or not is_summary(written) or not written.text.strip()
+    if extractive:
+        reason = written.error.message if written is not None and written.error else "empty summary"
+        fallback = Message(session_id=ctx.session.id, role="assistant", parent_id=request_msg.id,
+                           agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
+                           summary=True, status="completed", finish="stop", completed_at=now(),
+                           metadata={"extractive": True, "summarizer_error": reason})
+        fallback.parts = [TextPart(session_id=ctx.session.id, message_id=fallback.id,
+                                   text=extractive_summary(to_summarize, latest_user),
+                                   synthetic=True, time_start=now(), time_end=now())]
+        ctx.writer.update_message(fallback)
+        ctx.writer.append(ctx.session.id, fallback.id)
+        ctx.view_ids.append(fallback.id)
+    ctx.compactions_this_run += 1
+    if part.auto:
+        synthetic_user(ctx, CONTINUE_TEXT, continuation=True)
+    new_view = filter_compacted(reversed(current_view(ctx)))
+    ctx.view_ids = [m.id for m in new_view]
+    tokens_after = sum(estimate_tokens(m) for m in new_view)
+    ctx.writer.record(Event(session_id=ctx.session.id, type="compaction", data={
+        "auto": part.auto, "reason": part.reason, "request_message_id": request_msg.id,
+        "summary_message_id": (fallback.id if extractive else summary.id),
+        "tail_start": part.tail_start, "extractive": extractive,
+        "tokens_before": tokens_before, "tokens_after": tokens_after,
+    }))
+    await ctx.flush()
+    return ctx.writer.message(ctx.view_ids[-1])  # type: ignore[return-value]
+

@@ -1,0 +1,98 @@
+"""runLoop: the outer loop of one prompt (the seed's ReAct scheduler).
+
+Each iteration reads the model's view, then, in this order: exits if the last assistant
+message has finished with no tool call pending (the single exit condition); runs a requested
+compaction; compacts on context overflow; and only then writes an assistant skeleton and
+hands it to the Processor, which answers ``continue | stop | compact``.
+"""
+
+from __future__ import annotations
+
+from .. import llm
+from ..model import Message, TextPart, ToolPart, now
+from . import compaction
+from .context import RunContext
+from .processor import Processor
+
+
+def _last(view: list[Message], role: str) -> Message | None:
+    for m in reversed(view):
+        if m.role == role:
+            return m
+    return None
+
+
+def finished(view: list[Message]) -> bool:
+    """The single exit condition: the last assistant message, after the last user message,
+    has finished, and no tool call of it is pending or asks to be answered."""
+    if not view or view[-1].role != "assistant":
+        return False
+    last = view[-1]
+    if not last.is_terminal:
+        return False
+    if any(not p.is_terminal for p in last.parts if isinstance(p, ToolPart)):
+        return False
+    if last.status == "completed" and last.finish == "tool-calls":
+        return False  # the model has not yet read its tools' results
+    return True
+
+
+def current_view(ctx: RunContext) -> list[Message]:
+    return [m for m in (ctx.writer.message(i) for i in ctx.view_ids) if m is not None]
+
+
+async def run_loop(ctx: RunContext) -> Message:
+    """Run the session until the exit condition; returns the last assistant message."""
+    while True:
+        view = current_view(ctx)
+        if finished(view):
+            break
+        last_user = _last(view, "user")
+        if last_user is None:
+            raise RuntimeError("runLoop needs a user message to answer")
+        if compaction.pending(view):
+            await compaction.run(ctx, view)
+            continue
+        if compaction.overflow(ctx, view):
+            compaction.request(ctx, auto=True, reason="context overflow")
+            continue
+        ctx.steps += 1
+        assistant = Message(
+            session_id=ctx.session.id, role="assistant", parent_id=last_user.id,
+            agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
+        )
+        ctx.writer.update_message(assistant)
+        ctx.writer.append(ctx.session.id, assistant.id)
+        ctx.view_ids.append(assistant.id)
+        request = llm.LLMRequest(
+            model=ctx.model,
+            system=ctx.system,
+            messages=llm.to_model_messages(compaction.model_order(view), model=ctx.model),
+            tools=[t.definition() for t in ctx.tools.values()],
+            params=ctx.params,
+        )
+        await ctx.flush()  # every full row is durable before the next model request
+        outcome = await Processor(ctx, assistant).process(request)
+        if outcome == "stop":
+            break
+        if outcome == "compact":
+            if ctx.compactions_this_run >= 2:
+                break  # the window stays too small even after compacting: do not loop
+            compaction.request(ctx, auto=True, reason="the provider reported a context-window overflow")
+    view = current_view(ctx)
+    last = _last(view, "assistant")
+    if last is None:  # pragma: no cover - the loop always writes one
+        raise RuntimeError("the run ended without an assistant message")
+    return last
+
+
+def synthetic_user(ctx: RunContext, text: str, **metadata: object) -> Message:
+    """A user message written by the harness (e.g. 'continue' after an automatic compaction)."""
+    message = Message(session_id=ctx.session.id, role="user", status="completed",
+                      agent=ctx.agent, model=ctx.model, completed_at=now(), metadata=dict(metadata))
+    message.parts = [TextPart(session_id=ctx.session.id, message_id=message.id, text=text,
+                              synthetic=True, time_start=now(), time_end=now())]
+    ctx.writer.update_message(message)
+    ctx.writer.append(ctx.session.id, message.id)
+    ctx.view_ids.append(message.id)
+    return message

@@ -1,0 +1,305 @@
+"""The Processor: one model round on one assistant message (the seed's inner loop).
+
+It consumes the stream, writes Parts through the write entry with the seed's persistence
+split — start: an empty full row; deltas: the bus only; end: the full row, trailing
+whitespace trimmed; every tool state transition and both step boundaries: full rows — runs
+the round's tool calls (concurrently, results kept in call order) and reports
+``continue | stop | compact`` to runLoop. Whatever happens (error, abort), it leaves nothing
+open: every part and the message reach a terminal state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Literal
+
+from .. import llm
+from ..bus import SessionStatus, ToolOutput
+from ..model import (
+    ErrorInfo,
+    Message,
+    ReasoningPart,
+    RetryPart,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    Tokens,
+    ToolPart,
+    now,
+)
+from ..tools.base import ToolContext
+from .context import RunContext
+from .recovery import close_open_parts
+from .retry import classify, describe, retry_after
+
+log = logging.getLogger(__name__)
+Outcome = Literal["continue", "stop", "compact"]
+ABORTED = "aborted: the run was stopped before this call finished"
+
+
+class _StreamFailed(Exception):
+    def __init__(self, cause: BaseException, kind: str) -> None:
+        super().__init__(str(cause))
+        self.cause, self.kind = cause, kind
+
+
+class Processor:
+    def __init__(self, ctx: RunContext, assistant: Message, *, tools: dict | None = None) -> None:
+        self.ctx = ctx
+        self.tools = ctx.tools if tools is None else tools
+        self.assistant = assistant
+        self.writer = ctx.writer
+        self._text: TextPart | ReasoningPart | None = None
+        self._buf: list[str] = []
+        self._tools: dict[int, ToolPart] = {}
+        self._calls: list[ToolPart] = []
+        self._finish: str | None = None
+        self._received = False
+        self.tokens = Tokens()
+        self.cost: float | None = 0.0
+
+    # ------------------------------------------------------------------------ entry point
+
+    async def process(self, request: llm.LLMRequest) -> Outcome:
+        try:
+            return await self._process(request)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # let the cleanup below await the final flush
+            self._close("aborted", ErrorInfo(type="aborted", message="stopped by the user"))
+            await asyncio.shield(self.ctx.flush())
+            if not self.ctx.aborted:
+                raise  # cancelled by someone else (a timeout, the kernel): pass it on
+            return "stop"
+
+    async def _process(self, request: llm.LLMRequest) -> Outcome:
+        ctx = self.ctx
+        self._put(StepStartPart(session_id=ctx.session.id, message_id=self.assistant.id, model=ctx.model))
+        policy = ctx.config.retry
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                await self._consume(request)
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # every model failure ends in a readable state
+                kind = classify(exc)
+                if kind == "context":
+                    self._close("error", ErrorInfo(type="context_window", message=describe(exc)))
+                    await ctx.flush()
+                    return "compact"
+                if kind == "retry" and not self._received and attempt < policy.max_attempts:
+                    wait = policy.delay(attempt, retry_after(exc))
+                    if wait < policy.max_retry_after or retry_after(exc) is None:
+                        self._put(RetryPart(session_id=ctx.session.id, message_id=self.assistant.id,
+                                            attempt=attempt, error=describe(exc), wait=wait))
+                        ctx.bus.publish(SessionStatus(ctx.session.id, "retry", {
+                            "attempt": attempt, "wait": wait, "error": describe(exc)}))
+                        await asyncio.sleep(wait)
+                        ctx.bus.publish(SessionStatus(ctx.session.id, "busy", {}))
+                        continue
+                reason = describe(exc)
+                if kind == "retry" and attempt > 1:
+                    reason = f"gave up after {attempt} attempts — {reason}"
+                elif self._received and kind == "retry":
+                    reason = f"the stream broke after part of the answer arrived — {reason}"
+                self._close("error", ErrorInfo(type=type(exc).__name__, message=reason))
+                await ctx.flush()
+                return "stop"
+
+        # Durable before any tool runs: a crash mid-tool still finds the call in the store.
+        await ctx.flush()
+        outcome: Outcome = "stop"
+        if self._calls:
+            await self._run_tools()
+            outcome = "continue"
+            self._finish = "tool-calls"
+        finish = self._finish
+        error = None
+        stop_note = None
+        doom = next((p for p in self._calls if p.metadata.get("doom_loop")), None)
+        if doom is not None:
+            outcome, finish = "stop", "doom-loop"
+            error = ErrorInfo(type="doom_loop", message=doom.error or "doom loop")
+        elif outcome == "continue" and ctx.budget is not None and ctx.spent >= ctx.budget:
+            outcome, finish = "stop", "budget"
+            stop_note = (f"Stopped: this prompt's budget of ${ctx.budget:.4f} is spent "
+                         f"(${ctx.spent:.4f} so far). Send another prompt to continue.")
+        elif outcome == "continue" and ctx.steps >= ctx.config.step_limit:
+            outcome, finish = "stop", "step-limit"
+            stop_note = (f"Stopped after {ctx.steps} model steps (the step limit). "
+                         "Send another prompt to continue, or raise Forge.step_limit.")
+        if stop_note:
+            self._put(TextPart(session_id=ctx.session.id, message_id=self.assistant.id,
+                               text=stop_note, synthetic=True, time_start=now(), time_end=now()))
+        self._finish_message("error" if error else "completed", finish, error)
+        await ctx.flush()
+        return outcome
+
+    # ------------------------------------------------------------------------ the stream
+
+    async def _consume(self, request: llm.LLMRequest) -> None:
+        ctx = self.ctx
+        sid, mid = ctx.session.id, self.assistant.id
+        async for ev in llm.stream(request):
+            t = type(ev)
+            if t is llm.TextDelta or t is llm.ReasoningDelta:
+                self._buf.append(ev.text)
+                self.writer.part_delta(self._text, "text", ev.text)
+            elif t is llm.TextStart:
+                self._received = True
+                self._open(TextPart(session_id=sid, message_id=mid, time_start=now()))
+            elif t is llm.ReasoningStart:
+                self._received = True
+                self._open(ReasoningPart(session_id=sid, message_id=mid, time_start=now()))
+            elif t is llm.TextEnd or t is llm.ReasoningEnd:
+                if t is llm.ReasoningEnd and ev.signature:
+                    self._text.metadata["signature"] = ev.signature
+                self._end_block()
+            elif t is llm.ToolInputStart:
+                self._received = True
+                part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
+                self._tools[ev.index] = part
+                self._put(part)
+            elif t is llm.ToolCall:
+                self._received = True
+                part = self._tools.get(ev.index)
+                if part is None:  # a call with no name ever sent: it still gets a card
+                    part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
+                    self._tools[ev.index] = part
+                try:
+                    args = json.loads(ev.arguments) if ev.arguments.strip() else {}
+                except ValueError:
+                    args = None
+                if isinstance(args, dict):
+                    part.input = args
+                else:
+                    part.raw_input = ev.arguments
+                self._calls.append(part)
+            elif t is llm.StepFinish:
+                self._step_finish(ev)
+
+    def _open(self, part: TextPart | ReasoningPart) -> None:
+        self._end_block()
+        self._text, self._buf = part, []
+        self._put(part)
+
+    def _end_block(self) -> None:
+        part = self._text
+        if part is None:
+            return
+        part.text = "".join(self._buf).rstrip()
+        part.time_end = now()
+        self._text, self._buf = None, []
+        self._put(part)
+
+    def _step_finish(self, ev: llm.StepFinish) -> None:
+        ctx = self.ctx
+        self._finish = ev.finish_reason
+        self.tokens = self.tokens.add(ev.tokens)
+        if ev.cost is None or self.cost is None:
+            self.cost = None
+        else:
+            self.cost += ev.cost
+        ctx.spent += ev.cost or 0.0
+        self._put(StepFinishPart(session_id=ctx.session.id, message_id=self.assistant.id,
+                                 reason=ev.finish_reason, tokens=ev.tokens, cost=ev.cost,
+                                 model=ev.model))
+
+    # ------------------------------------------------------------------------ tools
+
+    async def _run_tools(self) -> None:
+        # Started together, written in call order: each part already has its place (its id).
+        await asyncio.gather(*(self._run_tool(p) for p in self._calls))
+        await self.ctx.flush()
+
+    def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
+        part.state, part.error, part.time_end = "error", message, now()
+        part.metadata.update(meta)
+        if part.time_start is None:
+            part.time_start = part.time_end
+        self._put(part)
+
+    async def _run_tool(self, part: ToolPart) -> None:
+        ctx = self.ctx
+        tool = self.tools.get(part.tool)
+        if tool is None:
+            available = ", ".join(sorted(self.tools)) or "none"
+            name = part.tool or "(no name)"
+            self._fail_tool(part, f"Unknown tool {name!r}. Available tools: {available}.")
+            return
+        if part.raw_input is not None:
+            cut = " The answer was cut off by the output limit (finish: length)." if self._finish == "length" else ""
+            self._fail_tool(part, f"The arguments for {part.tool} are not valid JSON: "
+                                  f"{part.raw_input[:200]!r}.{cut} Call the tool again with a JSON object.")
+            return
+        problems = tool.validation_errors(part.input)
+        if problems:
+            self._fail_tool(part, f"Invalid arguments for {part.tool}: " + "; ".join(problems))
+            return
+        signature = (part.tool, json.dumps(part.input, sort_keys=True))
+        recent = ctx.recent_calls
+        recent.append(signature)
+        n = ctx.config.doom_loop_threshold
+        if n > 0 and len(recent) >= n and all(c == signature for c in recent[-n:]):
+            self._fail_tool(part, f"Doom loop: {part.tool} was called {n} times in a row with the "
+                                  "same arguments; the run was stopped.", doom_loop=True)
+            return
+        if ctx.gate is not None:
+            denied = await ctx.gate(tool, part)
+            if denied:
+                self._fail_tool(part, denied, permission="denied")
+                return
+        part.state, part.time_start = "running", now()
+        self._put(part)
+        tctx = ToolContext(
+            session_id=ctx.session.id, message_id=self.assistant.id, call_id=part.call_id,
+            part_id=part.id, forge=ctx.forge,
+            emit_output=lambda stream, text: ctx.bus.publish(
+                ToolOutput(ctx.session.id, part.id, stream, text)),
+        )
+        timeout = tool.timeout or ctx.config.tool_timeout
+        try:
+            result = await asyncio.wait_for(tool.run(part.input, tctx), timeout)
+        except asyncio.TimeoutError:
+            self._fail_tool(part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool's failure is the model's information, not a crash
+            self._fail_tool(part, f"{type(exc).__name__}: {exc}")
+            return
+        part.state, part.output, part.time_end = "completed", result.output, now()
+        part.title = result.title
+        part.metadata.update(result.metadata)
+        self._put(part)
+
+    # ------------------------------------------------------------------------ closing
+
+    def _put(self, part) -> None:
+        self.writer.update_part(part)
+
+    def _close(self, status: str, error: ErrorInfo | None) -> None:
+        """Close every open part and finish the message (error or abort)."""
+        if self._text is not None:
+            self._end_block()
+        message = self.writer.message(self.assistant.id) or self.assistant
+        tool_error = ABORTED if status == "aborted" else f"not run: {error.message if error else status}"
+        for part in close_open_parts(message, tool_error=tool_error, at=now()):
+            self._put(part)
+        self._finish_message(status, self._finish if status != "aborted" else "aborted", error)
+
+    def _finish_message(self, status: str, finish: str | None, error: ErrorInfo | None) -> None:
+        current = self.writer.message(self.assistant.id) or self.assistant
+        if current.is_terminal:
+            return
+        done = current.model_copy(update={
+            "status": status, "finish": finish, "error": error, "tokens": self.tokens,
+            "cost": self.cost, "completed_at": now(),
+        })
+        self.assistant = self.writer.update_message(done)

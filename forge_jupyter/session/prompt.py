@@ -1,0 +1,192 @@
+"""SessionPrompt: persist the user message, take the session's runner, run the loop.
+
+``prompt_async`` is the native form (await it in a kernel); ``prompt`` is the synchronous
+one, which works in a plain script and inside a running event loop (a kernel), where
+``asyncio.run`` fails: there it runs the loop in a helper thread and waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+from .. import llm
+from ..errors import BudgetExceeded, SessionBusy
+from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
+from . import runner
+from .context import RunContext
+from .loop import run_loop
+from .recovery import close_open_parts, recover
+from .view import load_view
+from .writer import Writer
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+async def prompt_async(
+    session: Session,
+    text: str,
+    *,
+    model: str | None = None,
+    agent: str | None = None,
+    tools: dict[str, bool] | None = None,
+    budget: float | None = None,
+    origin: dict[str, Any] | None = None,
+    files: list[str] | None = None,
+) -> Message:
+    """Answer ``text`` in ``session``; returns the finished assistant message."""
+    forge = session.forge
+    store = forge.store
+    sid = session.id
+    run = runner.claim(id(store), sid)
+    leased = False
+    heartbeat: asyncio.Task | None = None
+    ctx: RunContext | None = None
+    try:
+        run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
+        await forge.flush_async()  # rows of earlier runs land before we read
+        leased = await asyncio.to_thread(store.acquire_lease, sid, runner.OWNER, runner.LEASE_TTL)
+        if not leased:
+            held = await asyncio.to_thread(store.lease, sid)
+            owner, expires = held or ("another process", now())
+            raise SessionBusy(runner.busy_message(sid, owner, expires))
+        # We hold the lease: anything left open belongs to a runner that died.
+        recovered = await asyncio.to_thread(recover, store, sid)
+        view, _start = await asyncio.to_thread(load_view, store, sid)
+        info = session.info
+        choice = forge.choose_model(model, info.model)
+        agent_name = agent or info.agent or forge.default_agent
+        turn_tools = forge.tools_for_turn(agent_name, tools or {})
+        system = forge.system_prompt(agent_name, turn_tools)
+        if budget is not None:
+            _check_budget(choice.model, system, view, text, budget)
+
+        writer = Writer(forge.projection, forge.bus)
+        writer.adopt(view)
+        user = Message(session_id=sid, role="user", status="completed", agent=agent_name,
+                       model=choice.model, completed_at=now(), origin=origin,
+                       metadata={"budget": budget} if budget is not None else {})
+        user.parts = [TextPart(session_id=sid, message_id=user.id, text=text,
+                               time_start=now(), time_end=now())]
+        for path in files or ():
+            user.parts.append(FilePart(session_id=sid, message_id=user.id, path=path))
+        writer.update_message(user)
+        writer.append(sid, user.id)
+        if recovered:
+            writer.record(Event(session_id=sid, type="recovery.noticed",
+                                data={"messages": [m.id for m in recovered]}))
+        ctx = RunContext(
+            session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_name,
+            system=system, tools=turn_tools, params={**forge.litellm_kwargs, **choice.params},
+            config=forge.run_config(), user_message_id=user.id, budget=budget, forge=forge,
+            view_ids=[m.id for m in view] + [user.id], gate=forge.permission_gate(session, agent_name),
+        )
+        ctx.aborted = run.abort_requested
+        run.ctx = ctx
+        if choice.notice:
+            forge.announce(sid, choice.notice)
+        heartbeat = asyncio.create_task(_heartbeat(store, sid))
+        forge.bus.publish(_status(sid, "busy"))
+        try:
+            result = await run_loop(ctx)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            result = _close_running(ctx)
+            writer.record(Event(session_id=sid, type="abort", actor="user",
+                                data={"message_id": result.id if result else None}))
+            await asyncio.shield(ctx.flush())
+            if not ctx.aborted:
+                raise
+        else:
+            if ctx.aborted:
+                writer.record(Event(session_id=sid, type="abort", actor="user",
+                                    data={"message_id": result.id}))
+        await ctx.flush()
+        return writer.message(result.id) or result
+    finally:
+        if heartbeat is not None:
+            heartbeat.cancel()
+        if ctx is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(ctx.writer.flush)
+        if leased:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(store.release_lease, sid, runner.OWNER)
+        runner.release(id(store), sid)
+        forge.bus.publish(_status(sid, "idle"))
+
+
+def _status(sid: str, status: str) -> Any:
+    from ..bus import SessionStatus
+
+    return SessionStatus(sid, status, {})
+
+
+async def _heartbeat(store: Any, sid: str) -> None:
+    while True:
+        await asyncio.sleep(runner.LEASE_TTL / 3)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(store.acquire_lease, sid, runner.OWNER, runner.LEASE_TTL)
+
+
+def _close_running(ctx: RunContext) -> Message | None:
+    """After a cancel between steps: finish whatever assistant message is still open."""
+    last = None
+    for mid in ctx.view_ids:
+        m = ctx.writer.message(mid)
+        if m is None:
+            continue
+        if m.role == "assistant":
+            last = m
+        if not m.is_terminal:
+            for part in close_open_parts(m, tool_error="aborted: the run was stopped", at=now()):
+                ctx.writer.update_part(part)
+            last = ctx.writer.update_message(m.model_copy(update={
+                "status": "aborted", "finish": "aborted", "completed_at": now(),
+                "error": ErrorInfo(type="aborted", message="stopped by the user")}))
+    return last
+
+
+def _check_budget(model: str, system: str, view: list[Message], text: str, budget: float) -> None:
+    """Refuse before sending when the input alone would cost more than the budget."""
+    price = llm.input_price(model)
+    if price is None:
+        return  # the price table does not know the model: the in-run check still applies
+    messages = [{"role": "system", "content": system},
+                *llm.to_model_messages(view, model=model), {"role": "user", "content": text}]
+    tokens = llm.count_tokens(model, messages=messages)
+    estimate = tokens * price
+    if estimate > budget:
+        raise BudgetExceeded(
+            f"this prompt would cost about ${estimate:.4f} in input alone ({tokens:,} tokens to "
+            f"{model}), more than its budget of ${budget:.4f}. Raise the budget, compact the "
+            "session (session.compact()), or start a new one."
+        )
+
+
+def run_sync(coro_factory: Any) -> Any:
+    """Run ``coro_factory()`` to completion from synchronous code, loop or no loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_factory())
+    # Inside a running loop (a kernel cell): run in a helper thread with its own loop.
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = asyncio.run(coro_factory())
+        except BaseException as exc:  # handed back to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="forge-prompt", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

@@ -1,0 +1,75 @@
+"""The Session handle: what the Python API, the magics and the side panel hold."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..model import Message, SessionInfo
+from . import runner
+from .prompt import prompt_async, run_sync
+
+if TYPE_CHECKING:
+    from ..forge import Forge
+
+
+class Session:
+    def __init__(self, forge: Forge, info: SessionInfo) -> None:
+        self.forge = forge
+        self._info = info
+
+    @property
+    def id(self) -> str:
+        return self._info.id
+
+    @property
+    def name(self) -> str | None:
+        return self._info.name
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._info
+
+    def refresh(self) -> SessionInfo:
+        self._info = self.forge.store.get_session(self.id)
+        return self._info
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"<forge Session {self.id}{label}>"
+
+    # -- prompting -------------------------------------------------------------------------
+
+    async def prompt_async(self, text: str, **options: Any) -> Message:
+        """Answer ``text``; progress goes over the bus. Options: model, agent, tools, budget."""
+        return await prompt_async(self, text, **options)
+
+    def prompt(self, text: str, **options: Any) -> Message:
+        """Answer ``text`` and return the finished assistant message (blocking)."""
+        return run_sync(lambda: prompt_async(self, text, **options))
+
+    def abort(self) -> bool:
+        """Stop the running prompt of this session (from any thread); False if none runs."""
+        run = runner.current(id(self.forge.store), self.id)
+        return run.abort() if run is not None else False
+
+    @property
+    def running(self) -> bool:
+        return runner.current(id(self.forge.store), self.id) is not None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def messages(self) -> list[Message]:
+        """Every message of the session's timeline, oldest first, with parts."""
+        self.forge.flush()
+        return list(self.forge.store.iter_timeline(self.id))
+
+    @property
+    def last(self) -> Message | None:
+        msgs = self.messages()
+        return msgs[-1] if msgs else None
+
+    # -- shape -----------------------------------------------------------------------------
+
+    def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
+        """A new session sharing this one's messages up to ``at`` (default: the last)."""
+        return self.forge.fork(self, at=at, name=name)

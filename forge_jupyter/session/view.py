@@ -1,0 +1,92 @@
+"""The model's view of a session: filterCompacted over the timeline (the seed's rule).
+
+Scan newest → oldest; an assistant summary that succeeded marks its parent user message;
+reaching that user message (it carries a compaction part) ends the scan, and the result is
+reversed to oldest → newest. Where the compaction part names a ``tail_start``, the scan goes
+on back to that message, so the turns kept verbatim stay in view.
+
+The timeline is read backwards page by page, so building the view costs the visible window,
+not the whole history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..model import CompactionPart, Message
+from ..store.base import Store, encode_cursor
+
+
+def is_summary(message: Message) -> bool:
+    """A compaction summary that succeeded: the only kind of message that is a boundary."""
+    return (
+        message.role == "assistant"
+        and message.summary
+        and message.status == "completed"
+        and message.finish is not None
+        and message.error is None
+    )
+
+
+def compaction_part(message: Message) -> CompactionPart | None:
+    for p in message.parts:
+        if isinstance(p, CompactionPart):
+            return p
+    return None
+
+
+class _Filter:
+    """filterCompacted as a consumer of messages newest → oldest."""
+
+    def __init__(self) -> None:
+        self.result: list[Message] = []
+        self.completed: set[str] = set()
+        self.tail_start: str | None = None
+        self.done = False
+
+    def feed(self, message: Message) -> bool:
+        """Take the next older message; False once the view is complete."""
+        if self.done:
+            return False
+        self.result.append(message)
+        if self.tail_start is not None:
+            if message.id == self.tail_start:
+                self.done = True
+            return not self.done
+        if message.role == "user" and message.id in self.completed:
+            part = compaction_part(message)
+            if part is not None:
+                if part.tail_start and part.tail_start != message.id:
+                    self.tail_start = part.tail_start
+                    return True
+                self.done = True
+                return False
+        if is_summary(message) and message.parent_id:
+            self.completed.add(message.parent_id)
+        return True
+
+
+def filter_compacted(newest_first: Iterable[Message]) -> list[Message]:
+    """The seed's filterCompacted: messages newest → oldest in, the model's view out."""
+    f = _Filter()
+    for m in newest_first:
+        if not f.feed(m):
+            break
+    f.result.reverse()
+    return f.result
+
+
+def load_view(store: Store, session_id: str, *, page_size: int = 200) -> tuple[list[Message], int]:
+    """(the model's view, the timeline position where it starts), reading backwards."""
+    f = _Filter()
+    total = end = store.timeline_length(session_id)
+    start = end
+    while start > 0 and not f.done:
+        start = max(0, end - page_size)
+        page = store.timeline(session_id, cursor=encode_cursor(start), limit=end - start)
+        for m in reversed(page.items):
+            if not f.feed(m):
+                break
+        end = start
+    f.result.reverse()
+    return f.result, total - len(f.result)

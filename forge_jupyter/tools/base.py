@@ -1,0 +1,118 @@
+"""What a tool is: a name, a JSON Schema, a description, and a function that runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from .schema import function_schema
+
+
+@dataclass
+class ToolResult:
+    output: str
+    title: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know and use about the call it serves."""
+
+    session_id: str
+    message_id: str
+    call_id: str
+    part_id: str
+    forge: Any = None  # the Forge facade (namespace, store, config)
+    emit_output: Callable[[str, str], None] | None = None  # (stream, text) → shown live
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+@dataclass
+class Tool:
+    """A tool the model may call.
+
+    ``execute(args, ctx)`` receives the validated arguments as a dict. ``mutating`` tools
+    change files or state: the ``build`` agent asks before running them, ``plan`` denies them.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: Callable[[dict[str, Any], ToolContext], Any]
+    mutating: bool = False
+    timeout: float | None = None  # seconds; None: the Forge's default
+    requires: frozenset[str] = frozenset()  # capabilities the model must have (e.g. "vision")
+    _validator: Any = field(default=None, init=False, repr=False)
+
+    def definition(self) -> dict[str, Any]:
+        """The entry in the model's tool table (OpenAI function format)."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    def validation_errors(self, args: Any) -> list[str]:
+        """Messages for every way ``args`` fails the schema (empty when valid)."""
+        if self._validator is None:
+            cls = jsonschema.validators.validator_for(self.parameters)
+            self._validator = cls(self.parameters)
+        errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        out = []
+        for e in errors:
+            where = "/".join(str(p) for p in e.absolute_path) or "(arguments)"
+            out.append(f"{where}: {e.message}")
+        return out
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        result = self.execute(args, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, ToolResult):
+            return result
+        if result is None:
+            return ToolResult(output="")
+        return ToolResult(output=result if isinstance(result, str) else repr(result))
+
+
+def tool_from_function(
+    fn: ToolFunction,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mutating: bool = False,
+    timeout: float | None = None,
+) -> Tool:
+    """A Tool from a plain (sync or async) function: signature and docstring become the schema.
+
+    A sync function runs in a worker thread so it never blocks the kernel's event loop.
+    A parameter named ``ctx`` receives the ToolContext and is not shown to the model.
+    """
+    schema, doc = function_schema(fn)
+    wants_ctx = "ctx" in inspect.signature(fn).parameters
+    is_async = inspect.iscoroutinefunction(fn)
+
+    async def execute(args: dict[str, Any], ctx: ToolContext) -> Any:
+        kwargs = dict(args)
+        if wants_ctx:
+            kwargs["ctx"] = ctx
+        if is_async:
+            return await fn(**kwargs)
+        return await asyncio.to_thread(fn, **kwargs)
+
+    return Tool(
+        name=name or fn.__name__,
+        description=description or doc or fn.__name__,
+        parameters=schema,
+        execute=execute,
+        mutating=mutating,
+        timeout=timeout,
+    )
