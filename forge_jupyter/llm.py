@@ -387,6 +387,26 @@ class LLMRequest:
         return kwargs
 
 
+def _litellm_estimated(model: str, messages: list[dict], normalizer: ChunkNormalizer,
+                       tokens: Tokens) -> bool:
+    """True when litellm filled in usage the wire did not carry.
+
+    litellm synthesizes a usage chunk from its own tokenizer when a provider sends none, and
+    marks it nowhere; its numbers are exactly ``token_counter`` of the request and the output,
+    which a provider's own count practically never equals on both sides.
+    """
+    lm = litellm()
+    try:
+        prompt = lm.token_counter(model=model, messages=messages)
+        if tokens.input != prompt:
+            return False
+        completion = lm.token_counter(model=model, text="".join(normalizer.text_out),
+                                      count_response_tokens=True)
+    except Exception:
+        return False
+    return tokens.output in (completion, completion + tokens.reasoning)
+
+
 async def stream(request: LLMRequest) -> AsyncIterator[Any]:
     """Stream events for one model round; exceptions from litellm propagate unchanged."""
     lm = litellm()
@@ -408,6 +428,8 @@ async def stream(request: LLMRequest) -> AsyncIterator[Any]:
         yield event
     if normalizer.usage is not None:
         tokens = tokens_from_usage(normalizer.usage)
+        if _litellm_estimated(request.model, kwargs["messages"], normalizer, tokens):
+            tokens.estimated = True
     else:
         tokens = Tokens(
             input=count_tokens(request.model, messages=kwargs["messages"]),

@@ -49,6 +49,8 @@ class Processor:
     def __init__(self, ctx: RunContext, assistant: Message, *, tools: dict | None = None) -> None:
         self.ctx = ctx
         self.tools = ctx.tools if tools is None else tools
+        # A compaction summary is one answer in text: no tools run, no limits apply.
+        self.summary = assistant.summary
         self.assistant = assistant
         self.writer = ctx.writer
         self._text: TextPart | ReasoningPart | None = None
@@ -115,7 +117,10 @@ class Processor:
         # Durable before any tool runs: a crash mid-tool still finds the call in the store.
         await ctx.flush()
         outcome: Outcome = "stop"
-        if self._calls:
+        if self._calls and self.summary:
+            for part in self._calls:
+                self._fail_tool(part, "A summary must not call tools; the call was not run.")
+        elif self._calls:
             await self._run_tools()
             outcome = "continue"
             self._finish = "tool-calls"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 Kind = Literal["retry", "context", "fatal"]
+_CONNECTION_ERRORS = frozenset({"APIConnectionError", "Timeout", "APITimeoutError",
+                                "RemoteProtocolError", "ReadError", "ConnectError", "ReadTimeout"})
+_NOISE = re.compile(r"^(litellm\.)?\w+(Error|Exception|Timeout)(:| -)\s*")
 
 
 @dataclass(frozen=True)
@@ -42,15 +46,18 @@ def classify(exc: BaseException) -> Kind:
     if name == "ContextWindowExceededError" or "context window" in str(exc).lower():
         return "context"
     if name == "MidStreamFallbackError":
-        # An error event inside the stream (OpenRouter's "Token limit reached", a 400 upstream
-        # that litellm reports as 500): retrying pays for the same failure again.
+        # litellm wraps whatever broke a stream. A dropped connection is transient; an error
+        # event inside the stream (OpenRouter's "Token limit reached", a 400 upstream that
+        # litellm reports as 500) is not: retrying it pays for the same failure again.
+        original = getattr(exc, "original_exception", None)
+        if original is not None and type(original).__name__ in _CONNECTION_ERRORS:
+            return "retry"
         return "fatal"
     status = _status(exc)
     if status in RETRYABLE_STATUS:
         return "retry"
-    if name in ("APIConnectionError", "Timeout", "APITimeoutError", "ServiceUnavailableError",
-                "InternalServerError", "RateLimitError", "RemoteProtocolError", "ReadError",
-                "ConnectError", "ReadTimeout"):
+    if name in _CONNECTION_ERRORS or name in ("ServiceUnavailableError", "InternalServerError",
+                                              "RateLimitError"):
         return "retry"
     if status is None and isinstance(exc, ConnectionError | TimeoutError):
         return "retry"
@@ -80,15 +87,24 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def describe(exc: BaseException) -> str:
-    """A readable one-paragraph reason: the provider's words without litellm's prefixes."""
-    text = str(exc).strip() or type(exc).__name__
-    for prefix in ("litellm.", "litellm "):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
+    """A readable one-paragraph reason: what kind of failure, then the provider's own words
+    without litellm's stacked ``litellm.XError: XError: OpenAIException -`` prefixes."""
+    original = getattr(exc, "original_exception", None)
+    if type(exc).__name__ == "MidStreamFallbackError" and original is not None:
+        kind = "the connection dropped" if type(original).__name__ in _CONNECTION_ERRORS else "the stream reported an error"
+        return f"{kind} mid-stream: {_words(original)}"
     status = _status(exc)
     head = type(exc).__name__ + (f" (HTTP {status})" if status else "")
-    if text.startswith(type(exc).__name__ + ":"):
-        text = text[len(type(exc).__name__) + 1:].strip()
+    return f"{head}: {_words(exc)}"
+
+
+def _words(exc: BaseException) -> str:
+    text = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _NOISE.sub("", text).strip()
+    text = text.split("\nReceived Model Group=")[0].split(". Received Model Group")[0]
     if len(text) > 2000:
         text = text[:2000] + " …"
-    return f"{head}: {text}"
+    return text or type(exc).__name__

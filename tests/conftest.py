@@ -1,0 +1,41 @@
+"""Shared fixtures: the fake model server (real HTTP on loopback) and Forge factories."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pytest
+
+from forge_jupyter import Forge
+from forge_jupyter.session.retry import RetryPolicy
+
+pytest_plugins = ["forge_jupyter.testing.fixtures"]
+
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+
+@pytest.fixture
+def make_forge(fake_model_server, tmp_path):
+    """Forge objects wired to the fake server; ``db="duckdb"`` uses a real file in tmp_path."""
+    made: list[Forge] = []
+
+    def make(db: str = ":memory:", protocol: str = "openai", model: str | None = None, **kw) -> Forge:
+        kwargs = fake_model_server.model_kwargs(protocol)
+        if model is not None:
+            kwargs["model"] = model
+        kw.setdefault("retry", FAST_RETRY)
+        path = str(tmp_path / "forge.duckdb") if db == "duckdb" else db
+        forge = Forge(db=path, **kwargs, **kw)
+        made.append(forge)
+        return forge
+
+    yield make
+    for f in made:
+        f.close()
+
+
+@pytest.fixture
+def server(fake_model_server):
+    return fake_model_server
