@@ -29,6 +29,8 @@ class ToolContext:
     call_id: str
     part_id: str
     forge: Any = None  # the Forge facade (namespace, store, config)
+    root: str | None = None  # the session's directory: file tools never leave it
+    output_dir: str | None = None  # where full outputs of truncated results are saved
     emit_output: Callable[[str, str], None] | None = None  # (stream, text) → shown live
     extra: dict[str, Any] = field(default_factory=dict)
 
