@@ -132,7 +132,9 @@ class ChunkNormalizer:
         self.finish_reason: str | None = None
         self.usage: Any = None
         self.signature: str | None = None
-        self.text_out: list[str] = []  # for a local token count when the wire has no usage
+        # What the model wrote, for a local token count when the wire has no usage.
+        self.text_out: list[str] = []
+        self.reasoning_out: list[str] = []
         self.received_content = False
 
     def _switch(self, mode: str | None, out: list) -> None:
@@ -164,7 +166,7 @@ class ChunkNormalizer:
             if reasoning:
                 self._switch("reasoning", out)
                 out.append(ReasoningDelta(reasoning))
-                self.text_out.append(reasoning)
+                self.reasoning_out.append(reasoning)
                 self.received_content = True
             blocks = getattr(delta, "thinking_blocks", None)
             if blocks:
@@ -347,7 +349,10 @@ def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]
                     "type": "function",
                     "function": {
                         "name": t.tool,
-                        "arguments": t.raw_input if t.raw_input is not None else json.dumps(t.input),
+                        # Invalid JSON is never sent back (Anthropic's transform rejects it
+                        # client-side, poisoning every later request); the tool's error
+                        # message quotes what the model wrote instead.
+                        "arguments": json.dumps(t.input) if t.raw_input is None else "{}",
                     },
                 }
                 for t in tools
@@ -387,24 +392,17 @@ class LLMRequest:
         return kwargs
 
 
-def _litellm_estimated(model: str, messages: list[dict], normalizer: ChunkNormalizer,
-                       tokens: Tokens) -> bool:
-    """True when litellm filled in usage the wire did not carry.
+def _wire_had_usage(response: Any) -> bool | None:
+    """Whether the provider itself sent usage (None: cannot tell).
 
-    litellm synthesizes a usage chunk from its own tokenizer when a provider sends none, and
-    marks it nowhere; its numbers are exactly ``token_counter`` of the request and the output,
-    which a provider's own count practically never equals on both sides.
+    When a provider sends no usage, litellm synthesizes a usage chunk from its own tokenizer
+    and marks it nowhere. Its stream wrapper keeps every provider chunk it processed in
+    ``.chunks``, with the provider's usage still attached, so that list tells the two apart.
     """
-    lm = litellm()
-    try:
-        prompt = lm.token_counter(model=model, messages=messages)
-        if tokens.input != prompt:
-            return False
-        completion = lm.token_counter(model=model, text="".join(normalizer.text_out),
-                                      count_response_tokens=True)
-    except Exception:
-        return False
-    return tokens.output in (completion, completion + tokens.reasoning)
+    chunks = getattr(response, "chunks", None)
+    if not isinstance(chunks, list):
+        return None
+    return any(getattr(c, "usage", None) is not None for c in chunks)
 
 
 async def stream(request: LLMRequest) -> AsyncIterator[Any]:
@@ -428,12 +426,12 @@ async def stream(request: LLMRequest) -> AsyncIterator[Any]:
         yield event
     if normalizer.usage is not None:
         tokens = tokens_from_usage(normalizer.usage)
-        if _litellm_estimated(request.model, kwargs["messages"], normalizer, tokens):
-            tokens.estimated = True
+        tokens.estimated = _wire_had_usage(response) is False
     else:
         tokens = Tokens(
             input=count_tokens(request.model, messages=kwargs["messages"]),
-            output=count_tokens(request.model, text="".join(normalizer.text_out)),
+            output=count_tokens(request.model,
+                                text="".join(normalizer.text_out + normalizer.reasoning_out)),
             estimated=True,
         )
     yield StepFinish(
