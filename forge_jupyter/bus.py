@@ -83,6 +83,15 @@ class ToolOutput:
 
 
 @dataclass(slots=True, frozen=True)
+class DisplayData:
+    """A rich output a tool produced (a plot, an image) for the person to see."""
+
+    session_id: str
+    part_id: str
+    data: dict[str, Any]  # a MIME bundle: {"image/png": base64, "text/plain": …}
+
+
+@dataclass(slots=True, frozen=True)
 class ApprovalRequested:
     session_id: str
     request_id: str
@@ -108,6 +117,7 @@ BusEvent = (
     | SessionUpdated
     | EventRecorded
     | ToolOutput
+    | DisplayData
     | ApprovalRequested
     | ApprovalAnswered
 )

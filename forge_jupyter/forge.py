@@ -1,4 +1,4 @@
-"""The Forge facade: configuration + store + tool registry + sessions, in one object.
+"""The Forge facade: configuration + store + tool registry + agents + sessions, in one object.
 
     from forge_jupyter import Forge
     f = Forge(db="history.duckdb", model="openai/gpt-4o-mini")
@@ -16,23 +16,24 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
 from .errors import NotFound
 from .model import Event, SessionInfo
 from .models import ModelChoice, resolve
+from .secrets import Scrubber
+from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.context import RunConfig
 from .session.retry import RetryPolicy
 from .session.session import Session
 from .store.base import Store
 from .store.memory import MemoryStore
 from .store.projection import Projection
+from .system_prompt import build_system_prompt
 from .tools.base import Tool, tool_from_function
+from .tools.permission import Permissions, Rule, agent_defaults, subject_of
+from .tools.plugins import apply_chain, plugin_manager
 from .tools.registry import ToolRegistry
-
-DEFAULT_SYSTEM = """\
-You are Forge, an assistant working inside a live Jupyter notebook kernel. The person \
-works in the same kernel: their variables, DataFrames and files are real, and your tools act \
-on them directly. Be concise; prefer showing results over describing them."""
 
 
 def open_store(db: str | os.PathLike[str] | Store | None, *, tenant: str = "default") -> Store:
@@ -55,26 +56,56 @@ class Forge:
         model: str | None = None,
         tenant: str = "default",
         agent: str = "build",
+        agents: dict[str, Agent | dict[str, Any]] | None = None,
+        permissions: Iterable[Rule | dict | str] = (),
         system: str | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
+        builtin_tools: bool = True,
+        flags: Iterable[str] = (),
         step_limit: int = 25,
         tool_timeout: float = 300.0,
+        compaction_ratio: float = 0.8,
+        char_budget: int = 400_000,
         retry: RetryPolicy | None = None,
         namespace: dict[str, Any] | None = None,
+        root: str | os.PathLike[str] | None = None,
+        output_root: str | os.PathLike[str] | None = None,
+        load_plugins: bool = True,
         **litellm_kwargs: Any,
     ) -> None:
         self.store = open_store(db, tenant=tenant)
         self.model = model
         self.default_agent = agent
-        self.system = system or DEFAULT_SYSTEM
+        self.agents = AgentSet()
+        for name, value in (agents or {}).items():
+            self.agents.add(Agent.from_config(name, value))
+        self.agents.get(agent)  # a clear error now, not at the first prompt
+        self.permissions = [Rule.parse(r) for r in permissions]
+        self.system = system
+        self.flags = frozenset(flags)
         self.step_limit = step_limit
         self.tool_timeout = tool_timeout
+        self.compaction_ratio = compaction_ratio
+        self.char_budget = char_budget
         self.retry = retry or RetryPolicy()
         self.litellm_kwargs = litellm_kwargs
+        # The notebook's own variables when running in a kernel; a private namespace otherwise.
         self.namespace: dict[str, Any] = namespace if namespace is not None else {}
+        self.root = str(Path(root).resolve()) if root is not None else None
+        self._output_root = Path(output_root) if output_root is not None else None
         self.bus = Bus()
         self.projection = Projection(self.store)
+        self.approvals = Approvals(self.bus)
         self.registry = ToolRegistry()
+        self.plugins = plugin_manager(load_entry_points=load_plugins)
+        if builtin_tools:
+            from .tools.builtin import builtin_tools as builtins
+
+            for t in builtins():
+                self.registry.register(t)
+        for plugged in self.plugins.hook.forge_tools(forge=self):
+            for t in plugged or ():
+                self.add_tool(t)
         for t in tools:
             self.add_tool(t)
 
@@ -91,9 +122,10 @@ class Forge:
             except NotFound:
                 if name_or_id.startswith("ses_"):
                     raise
+        directory = fields.pop("directory", None) or self.root or os.getcwd()
         info = SessionInfo(name=name_or_id, model=fields.pop("model", None),
                            agent=fields.pop("agent", self.default_agent),
-                           directory=str(fields.pop("directory", os.getcwd())), **fields)
+                           directory=str(directory), **fields)
         return Session(self, self.store.create_session(info))
 
     def fork(self, session: Session, *, at: str | None = None, name: str | None = None) -> Session:
@@ -117,7 +149,12 @@ class Forge:
 
     def tool(self, fn: Callable[..., Any] | None = None, *, name: str | None = None,
              mutating: bool = False, timeout: float | None = None) -> Any:
-        """Decorator: register a plain (sync or async) function as a tool."""
+        """Decorator: register a plain (sync or async) function as a tool.
+
+        Its signature, type hints and docstring become the JSON Schema and description. A
+        custom tool is allowed by default; ``mutating=True`` makes the ``build`` agent ask
+        before each call and the ``plan`` agent deny it.
+        """
 
         def register(f: Callable[..., Any]) -> Callable[..., Any]:
             self.add_tool(tool_from_function(f, name=name, mutating=mutating, timeout=timeout))
@@ -125,23 +162,141 @@ class Forge:
 
         return register(fn) if fn is not None else register
 
-    def tools_for_turn(self, agent: str, toggles: dict[str, bool]) -> dict[str, Tool]:
-        disabled = {name for name, on in toggles.items() if not on}
-        return self.registry.resolve(disabled=disabled)
+    def turn_permissions(self, session: Session, agent: Agent,
+                         prompt_rules: Iterable[Rule | dict | str] = (),
+                         toggles: dict[str, bool] | None = None) -> Permissions:
+        """The layered rules of one turn: agent (its defaults, its own rules, the Forge's
+        configured rules) → session → this prompt (its rules, and ``tools={"x": False}``)."""
+        mutating = [t.name for t in self.registry.all() if t.mutating]
+        agent_layer = [*agent_defaults(agent.mode, mutating), *agent.permissions, *self.permissions]
+        meta = session.info.metadata
+        session_layer = [Rule.parse(r) for r in meta.get("permissions", ())]
+        prompt_layer = [Rule.parse(r) for r in prompt_rules]
+        prompt_layer += [Rule(name, "*", "deny") for name, on in (toggles or {}).items() if not on]
+        grants = [Rule.parse(r) for r in meta.get("grants", ())]
+        return Permissions([("agent", agent_layer), ("session", session_layer),
+                            ("prompt", prompt_layer)], grants)
 
-    def permission_gate(self, session: Session, agent: str) -> Any:
-        return None
+    def tools_for_turn(self, model: str, permissions: Permissions) -> dict[str, Tool]:
+        """Registry → filter by model and flags → minus tools denied for every argument."""
+        table = self.registry.resolve(model=model, flags=self.flags)
+        return {n: t for n, t in table.items() if not permissions.denied_for_all(n)}
 
-    def system_prompt(self, agent: str, tools: dict[str, Tool]) -> str:
-        return self.system
+    def permission_gate(self, session: Session, permissions: Permissions) -> Callable[..., Any]:
+        """The check run before each tool call: None to go ahead, else the reason it may not."""
+        approvals = self.approvals
+
+        async def gate(ctx: Any, tool: Tool, part: Any) -> str | None:
+            subject = subject_of(part.input, tool.subject_arg)
+            verdict = permissions.evaluate(tool.name, subject)
+            if verdict.action == "allow":
+                return None
+            facts = {"tool": tool.name, "subject": subject[:500], "rule": str(verdict.rule),
+                     "layer": verdict.layer, "part_id": part.id}
+            if verdict.action == "deny":
+                ctx.writer.record(Event(session_id=session.id, type="permission.denied",
+                                        actor="forge", data=facts))
+                return (f"Permission denied: {tool.name} is not allowed here "
+                        f"(rule {verdict.rule}, {verdict.layer} layer). Do not retry it; tell the "
+                        "user what you wanted to do instead.")
+            request = ApprovalRequest(session.id, part.id, tool.name, dict(part.input), subject,
+                                      str(verdict.rule))
+            ctx.writer.record(Event(session_id=session.id, type="permission.asked", actor="agent",
+                                    data={**facts, "request_id": request.id}))
+            if not approvals.can_answer:
+                reason = ("no one can answer approvals here (no approval handler is registered, "
+                          "as in a plain script)")
+                ctx.writer.record(Event(session_id=session.id, type="permission.answered",
+                                        actor="forge", data={"request_id": request.id,
+                                                             "answer": "deny", "reason": reason}))
+                return (f"Permission denied: {tool.name} needs a person's approval and {reason}. "
+                        "Tell the user what you wanted to do; they can allow it with a "
+                        "permission rule or answer approvals in the notebook.")
+            part.metadata["approval"] = request.id
+            ctx.writer.update_part(part)
+            await ctx.flush()  # the request is visible to other processes (the side panel)
+            answer = await approvals.ask(request)
+            ctx.writer.record(Event(session_id=session.id, type="permission.answered",
+                                    actor=answer.by, data={"request_id": request.id,
+                                                           "answer": answer.answer,
+                                                           "reason": answer.reason}))
+            part.metadata["approval_answer"] = answer.answer
+            if answer.answer == "deny":
+                why = f": {answer.reason}" if answer.reason else "."
+                return f"The user denied this {tool.name} call{why}"
+            if answer.answer == "session":
+                grant = Rule(tool.name, "*", "allow")
+                permissions.grants.append(grant)
+                await asyncio.to_thread(self._remember_grant, session, grant)
+            return None
+
+        return gate
+
+    def _remember_grant(self, session: Session, grant: Rule) -> None:
+        info = self.store.get_session(session.id)
+        grants = [*info.metadata.get("grants", []),
+                  {"tool": grant.tool, "pattern": grant.pattern, "action": grant.action}]
+        session._info = self.store.update_session(
+            info.model_copy(update={"metadata": {**info.metadata, "grants": grants}}))
+
+    # -- approvals -------------------------------------------------------------------------
+
+    def approve(self, request_id: str, answer: str = "once", reason: str | None = None,
+                by: str = "user") -> None:
+        """Answer a pending approval: ``once``, ``session`` (this tool, for the session) or
+        ``deny`` (with a reason the model reads). Safe to call from any thread."""
+        self.approvals.answer(request_id, Answer(answer, reason, by))
+
+    def on_approval(self, handler: Callable[[ApprovalRequest], Any]) -> Callable[[], None]:
+        """Register an approval handler (it may answer at once, or return None and let
+        ``approve`` answer later). Returns the function that unregisters it."""
+        return self.approvals.add_handler(handler)
 
     # -- models and running ---------------------------------------------------------------
 
-    def choose_model(self, prompt_model: str | None, session_model: str | None) -> ModelChoice:
-        return resolve((prompt_model, "prompt"), (session_model, "session"), (self.model, "config"))
+    def choose_model(self, prompt_model: str | None, session_model: str | None,
+                     agent_model: str | None = None) -> ModelChoice:
+        return resolve((prompt_model, "prompt"), (session_model, "session"),
+                       (agent_model, "agent"), (self.model, "config"))
+
+    def system_prompt(self, agent: Agent, model: str, tools: dict[str, Tool]) -> str:
+        system = build_system_prompt(agent=agent, tools=tools, custom=self.system,
+                                     in_kernel=bool(self.namespace.get("get_ipython")))
+        return apply_chain(self.plugins.hook.forge_system_prompt(system=system, agent=agent.name,
+                                                                 model=model), system)
+
+    def prepare_request(self, request: Any) -> Any:
+        """Let plugins rewrite tool definitions, params and messages of a model request."""
+        hook = self.plugins.hook
+        if not self.plugins.get_plugins():
+            return request
+        tools = []
+        for definition in request.tools:
+            name = definition["function"]["name"]
+            tool = self.registry.get(name)
+            tools.append(apply_chain(hook.forge_tool_definition(tool=tool, definition=definition,
+                                                                 model=request.model), definition))
+        request.tools = tools
+        for extra in hook.forge_request_params(params=dict(request.params), model=request.model):
+            if extra:
+                request.params = {**request.params, **extra}
+        request.messages = apply_chain(hook.forge_transform_messages(
+            messages=request.messages, model=request.model), request.messages)
+        return request
 
     def run_config(self) -> RunConfig:
         return RunConfig(step_limit=self.step_limit, tool_timeout=self.tool_timeout, retry=self.retry)
+
+    def scrubber(self, params: dict[str, Any]) -> Scrubber:
+        return Scrubber.from_environment(extra=[("api_key", params.get("api_key"))])
+
+    def output_dir(self, session_id: str) -> str:
+        """Where full outputs of truncated tool results are saved for the session."""
+        base = self._output_root
+        if base is None:
+            path = getattr(self.store, "path", None)
+            base = Path(path).parent / "outputs" if path else Path.home() / ".forge" / "outputs"
+        return str(base / session_id)
 
     def announce(self, session_id: str, notice: str) -> None:
         """Tell the person something about the run (shown by the widget; logged as an event)."""

@@ -26,6 +26,7 @@ def make_forge(fake_model_server, tmp_path):
         if model is not None:
             kwargs["model"] = model
         kw.setdefault("retry", FAST_RETRY)
+        kw.setdefault("builtin_tools", False)  # core tests pin the loop, not the builtins
         path = str(tmp_path / "forge.duckdb") if db == "duckdb" else db
         forge = Forge(db=path, **kwargs, **kw)
         made.append(forge)

@@ -44,8 +44,12 @@ class RunContext:
     aborted: bool = False  # set by Session.abort(): a cancel that ends the run cleanly
     compaction_ratio: float = 0.8  # of the usable window
     char_budget: int = 400_000  # for models litellm does not know
-    # Called around a tool's execution for the permission gate (issue: tools); None: allow.
+    # The permission gate, awaited before each tool call: None to run, else why it may not.
     gate: Callable[..., Any] | None = None
+    permissions: Any = None  # the turn's layered rules (tools.permission.Permissions)
+    scrub: Callable[[str | None], str | None] = lambda text: text  # secrets out of outputs
+    output_dir: str | None = None  # where full outputs of truncated tool results go
+    prepare: Callable[[Any], Any] | None = None  # plugin hooks over each model request
 
     async def flush(self) -> None:
         """Make every buffered full row durable (one transaction) without blocking the loop."""

@@ -71,6 +71,8 @@ async def run_loop(ctx: RunContext) -> Message:
             tools=[t.definition() for t in ctx.tools.values()],
             params=ctx.params,
         )
+        if ctx.prepare is not None:
+            request = ctx.prepare(request)
         await ctx.flush()  # every full row is durable before the next model request
         outcome = await Processor(ctx, assistant).process(request)
         if outcome == "stop":

@@ -17,9 +17,12 @@ from typing import Literal
 
 from .. import llm
 from ..bus import SessionStatus, ToolOutput
+from ..errors import ToolError
 from ..model import (
     ErrorInfo,
     Message,
+    PatchFile,
+    PatchPart,
     ReasoningPart,
     RetryPart,
     StepFinishPart,
@@ -30,6 +33,7 @@ from ..model import (
     now,
 )
 from ..tools.base import ToolContext
+from ..tools.truncate import truncate
 from .context import RunContext
 from .recovery import close_open_parts
 from .retry import classify, describe, retry_after
@@ -221,6 +225,11 @@ class Processor:
     async def _run_tools(self) -> None:
         # Started together, written in call order: each part already has its place (its id).
         await asyncio.gather(*(self._run_tool(p) for p in self._calls))
+        files = [PatchFile(**p.metadata["patch"]) for p in self._calls
+                 if p.state == "completed" and isinstance(p.metadata.get("patch"), dict)]
+        if files:  # what this step changed on disk, one unified diff per file
+            self._put(PatchPart(session_id=self.ctx.session.id, message_id=self.assistant.id,
+                                files=files))
         await self.ctx.flush()
 
     def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
@@ -256,17 +265,20 @@ class Processor:
                                   "same arguments; the run was stopped.", doom_loop=True)
             return
         if ctx.gate is not None:
-            denied = await ctx.gate(tool, part)
+            denied = await ctx.gate(ctx, tool, part)
             if denied:
                 self._fail_tool(part, denied, permission="denied")
                 return
         part.state, part.time_start = "running", now()
         self._put(part)
+        scrub = ctx.scrub
         tctx = ToolContext(
             session_id=ctx.session.id, message_id=self.assistant.id, call_id=part.call_id,
-            part_id=part.id, forge=ctx.forge,
+            part_id=part.id, forge=ctx.forge, root=ctx.session.directory,
+            output_dir=ctx.output_dir,
             emit_output=lambda stream, text: ctx.bus.publish(
-                ToolOutput(ctx.session.id, part.id, stream, text)),
+                ToolOutput(ctx.session.id, part.id, stream, scrub(text) or "")),
+            extra={"ctx": ctx},
         )
         timeout = tool.timeout or ctx.config.tool_timeout
         try:
@@ -276,12 +288,21 @@ class Processor:
             return
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a tool's failure is the model's information, not a crash
-            self._fail_tool(part, f"{type(exc).__name__}: {exc}")
+        except ToolError as exc:  # the tool's own words (a traceback, a refusal)
+            cut = truncate(scrub(str(exc)) or "", output_dir=ctx.output_dir, name=part.id)
+            self._fail_tool(part, cut.text)
             return
-        part.state, part.output, part.time_end = "completed", result.output, now()
+        except Exception as exc:  # a tool's failure is the model's information, not a crash
+            self._fail_tool(part, scrub(f"{type(exc).__name__}: {exc}") or "")
+            return
+        # The tool ran; only what the model (and the store) sees is cut and scrubbed.
+        cut = truncate(scrub(result.output) or "", output_dir=ctx.output_dir, name=part.id)
+        part.state, part.output, part.time_end = "completed", cut.text, now()
         part.title = result.title
         part.metadata.update(result.metadata)
+        if cut.truncated:
+            part.metadata["truncated"] = {"total_lines": cut.total_lines,
+                                          "total_bytes": cut.total_bytes, "saved": cut.saved_path}
         self._put(part)
 
     # ------------------------------------------------------------------------ closing

@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .. import llm
-from ..errors import BudgetExceeded, SessionBusy
+from ..errors import ApprovalPending, BudgetExceeded, SessionBusy
 from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
 from . import runner
 from .context import RunContext
@@ -36,11 +36,19 @@ async def prompt_async(
     budget: float | None = None,
     origin: dict[str, Any] | None = None,
     files: list[str] | None = None,
+    permissions: list[Any] | None = None,
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message."""
     forge = session.forge
     store = forge.store
     sid = session.id
+    waiting = forge.approvals.pending(sid)
+    if waiting:
+        r = waiting[0]
+        raise ApprovalPending(
+            f"session {sid} has a tool call waiting for your approval ({r.tool}, request {r.id}); "
+            f"answer it first: forge.approve({r.id!r}, 'once' | 'session' | 'deny')."
+        )
     run = runner.claim(id(store), sid)
     leased = False
     heartbeat: asyncio.Task | None = None
@@ -57,10 +65,12 @@ async def prompt_async(
         recovered = await asyncio.to_thread(recover, store, sid)
         view, _start = await asyncio.to_thread(load_view, store, sid)
         info = session.info
-        choice = forge.choose_model(model, info.model)
-        agent_name = agent or info.agent or forge.default_agent
-        turn_tools = forge.tools_for_turn(agent_name, tools or {})
-        system = forge.system_prompt(agent_name, turn_tools)
+        agent_def = forge.agents.get(agent or info.agent or forge.default_agent)
+        agent_name = agent_def.name
+        choice = forge.choose_model(model, info.model, agent_def.model)
+        rules = forge.turn_permissions(session, agent_def, permissions or (), tools or {})
+        turn_tools = forge.tools_for_turn(choice.model, rules)
+        system = forge.system_prompt(agent_def, choice.model, turn_tools)
         if budget is not None:
             _check_budget(choice.model, system, view, text, budget)
 
@@ -78,11 +88,15 @@ async def prompt_async(
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
                                 data={"messages": [m.id for m in recovered]}))
+        params = {**forge.litellm_kwargs, **choice.params}
         ctx = RunContext(
             session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_name,
-            system=system, tools=turn_tools, params={**forge.litellm_kwargs, **choice.params},
+            system=system, tools=turn_tools, params=params,
             config=forge.run_config(), user_message_id=user.id, budget=budget, forge=forge,
-            view_ids=[m.id for m in view] + [user.id], gate=forge.permission_gate(session, agent_name),
+            view_ids=[m.id for m in view] + [user.id], gate=forge.permission_gate(session, rules),
+            scrub=forge.scrubber(params), output_dir=forge.output_dir(sid),
+            prepare=forge.prepare_request, compaction_ratio=forge.compaction_ratio,
+            char_budget=forge.char_budget, permissions=rules,
         )
         ctx.aborted = run.abort_requested
         run.ctx = ctx

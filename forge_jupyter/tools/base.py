@@ -53,6 +53,8 @@ class Tool:
     mutating: bool = False
     timeout: float | None = None  # seconds; None: the Forge's default
     requires: frozenset[str] = frozenset()  # capabilities the model must have (e.g. "vision")
+    subject_arg: str | None = None  # the argument permission patterns match (default: path, code…)
+    flag: str | None = None  # offered only when this flag is on (Forge(flags={...}))
     _validator: Any = field(default=None, init=False, repr=False)
 
     def definition(self) -> dict[str, Any]:

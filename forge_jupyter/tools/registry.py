@@ -1,8 +1,26 @@
-"""The tool registry: builtin and custom tools, and the table one turn may use."""
+"""The tool registry: builtin and custom tools, and the ones that make sense for a model."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .base import Tool
+
+
+def model_capabilities(model: str) -> frozenset[str]:
+    """What litellm's model table says the model can do (vision, …); empty when unknown."""
+    from .. import llm
+
+    lm = llm.litellm()
+    found = set()
+    for capability, check in (("vision", "supports_vision"), ("pdf", "supports_pdf_input"),
+                              ("reasoning", "supports_reasoning")):
+        try:
+            if getattr(lm, check)(model=model):
+                found.add(capability)
+        except Exception:  # an unknown model: assume nothing
+            continue
+    return frozenset(found)
 
 
 class ToolRegistry:
@@ -24,6 +42,23 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return sorted(self._tools)
 
-    def resolve(self, *, disabled: set[str] | frozenset[str] = frozenset()) -> dict[str, Tool]:
-        """This turn's tool table: every registered tool not disabled for the turn."""
-        return {n: t for n, t in sorted(self._tools.items()) if n not in disabled}
+    def all(self) -> list[Tool]:
+        return [self._tools[n] for n in sorted(self._tools)]
+
+    def resolve(self, *, model: str | None = None, flags: Iterable[str] = ()) -> dict[str, Tool]:
+        """The tools that make sense for ``model`` under ``flags``, independent of any session:
+        a tool needing a capability the model lacks, or a flag that is off, is not offered."""
+        flags = frozenset(flags)
+        capabilities: frozenset[str] | None = None
+        table: dict[str, Tool] = {}
+        for name in sorted(self._tools):
+            tool = self._tools[name]
+            if tool.flag is not None and tool.flag not in flags:
+                continue
+            if tool.requires:
+                if capabilities is None:
+                    capabilities = model_capabilities(model) if model else frozenset()
+                if not tool.requires <= capabilities:
+                    continue
+            table[name] = tool
+        return table

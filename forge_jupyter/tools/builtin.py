@@ -1,0 +1,22 @@
+"""The builtin, notebook-native tools (one file each in this folder)."""
+
+from __future__ import annotations
+
+from .base import Tool
+
+
+def builtin_tools() -> list[Tool]:
+    from .edit import edit_tool
+    from .glob import glob_tool
+    from .grep import grep_tool
+    from .history import history_tool
+    from .list import list_tool
+    from .python import python_tool
+    from .read import read_tool
+    from .sql import sql_tool
+    from .task import task_tool
+    from .variables import variables_tool
+    from .write import write_tool
+
+    return [python_tool(), variables_tool(), sql_tool(), read_tool(), list_tool(), glob_tool(),
+            grep_tool(), write_tool(), edit_tool(), history_tool(), task_tool()]

@@ -1,0 +1,120 @@
+"""Permissions: rules of tool pattern × argument pattern × action (DESIGN §5).
+
+A rule is ``Rule(tool="write", pattern="data/*", action="ask")``. Patterns are shell-style
+wildcards (``fnmatch``): for file tools the argument is the path (``"*.csv"``, ``"data/*"``),
+for ``python`` the code and for ``sql`` the statement (so ``"df.head*"`` is a prefix), for
+other tools the JSON of the arguments.
+
+Layers merge agent defaults → session → this prompt. Inside a layer the last matching rule
+wins; across layers the most restrictive verdict wins (deny > ask > allow), so a later layer
+can only narrow. A tool denied for every argument is left out of the turn's tool table: the
+model never sees it. An ``ask`` that the person answered "allow for this session" is a grant
+that satisfies later asks of the same tool and argument pattern; it never lifts a deny.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Action = Literal["allow", "deny", "ask"]
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+SUBJECT_ARGS = ("path", "code", "query", "sql", "pattern", "command")
+
+
+@dataclass(frozen=True)
+class Rule:
+    tool: str = "*"
+    pattern: str = "*"
+    action: Action = "allow"
+
+    def __post_init__(self) -> None:
+        if self.action not in _RANK:
+            raise ValueError(f"a rule's action is allow, deny or ask, not {self.action!r}")
+
+    def matches_tool(self, tool: str) -> bool:
+        return fnmatch.fnmatchcase(tool, self.tool)
+
+    def matches(self, tool: str, subject: str) -> bool:
+        return self.matches_tool(tool) and fnmatch.fnmatchcase(subject, self.pattern)
+
+    def __str__(self) -> str:
+        return f"{self.tool}({self.pattern}) → {self.action}"
+
+    @classmethod
+    def parse(cls, value: Any) -> Rule:
+        """A Rule from a Rule, a dict, a (tool, pattern, action) tuple or "tool:pattern=action"."""
+        if isinstance(value, Rule):
+            return value
+        if isinstance(value, dict):
+            return cls(**value)
+        if isinstance(value, list | tuple):
+            return cls(*value)
+        if isinstance(value, str) and "=" in value:
+            left, action = value.rsplit("=", 1)
+            tool, _, pattern = left.partition(":")
+            return cls(tool.strip() or "*", pattern.strip() or "*", action.strip())  # type: ignore[arg-type]
+        raise ValueError(f"not a permission rule: {value!r} (try Rule('write', 'data/*', 'ask'))")
+
+
+def subject_of(args: dict[str, Any], subject_arg: str | None = None) -> str:
+    """The argument a rule's pattern is matched against."""
+    if subject_arg and isinstance(args.get(subject_arg), str):
+        return args[subject_arg]
+    for name in SUBJECT_ARGS:
+        if isinstance(args.get(name), str):
+            return args[name]
+    return json.dumps(args, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: Action
+    rule: Rule | None  # the rule that decided, for the person to read
+    layer: str | None
+
+
+class Permissions:
+    """Layered rules for one turn: [(layer name, rules), …] from widest to narrowest."""
+
+    def __init__(self, layers: Sequence[tuple[str, Sequence[Rule]]] = (),
+                 grants: Iterable[Rule] = ()) -> None:
+        self.layers = [(name, [Rule.parse(r) for r in rules]) for name, rules in layers]
+        self.grants = list(grants)
+
+    def evaluate(self, tool: str, subject: str) -> Verdict:
+        verdict = Verdict("allow", None, None)
+        for name, rules in self.layers:
+            found = None
+            for rule in rules:
+                if rule.matches(tool, subject):
+                    found = rule
+            if found is not None and _RANK[found.action] >= _RANK[verdict.action]:
+                verdict = Verdict(found.action, found, name)
+        if verdict.action == "ask" and any(g.matches(tool, subject) for g in self.grants):
+            return Verdict("allow", next(g for g in self.grants if g.matches(tool, subject)), "granted")
+        return verdict
+
+    def denied_for_all(self, tool: str) -> bool:
+        """True when some layer denies the tool whatever its arguments (it leaves the table)."""
+        for _name, rules in self.layers:
+            state = None
+            for rule in rules:
+                if not rule.matches_tool(tool):
+                    continue
+                if rule.pattern == "*":
+                    state = rule.action
+                elif rule.action != "deny" and state == "deny":
+                    state = "partly"  # a narrower allow/ask after a blanket deny keeps it visible
+            if state == "deny":
+                return True
+        return False
+
+
+def agent_defaults(mode: str, mutating: Iterable[str]) -> list[Rule]:
+    """The ``build`` agent asks before mutating tools; ``plan`` denies them."""
+    action: Action = "deny" if mode == "plan" else "ask"
+    return [Rule(name, "*", action) for name in sorted(mutating)]

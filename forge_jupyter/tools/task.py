@@ -1,0 +1,68 @@
+"""``task``: hand a self-contained job to a subagent in a child session.
+
+The child session records its parent (``parent_id``); the parent's assistant message gets a
+``subtask`` part naming the child; the child's final answer is this tool's result. The child
+runs under its own agent's defaults plus every rule of the parent's session and prompt layers,
+so it can never do more than the parent was allowed to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ToolError
+from ..model import SubtaskPart
+from .base import Tool, ToolContext, ToolResult
+
+
+async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    forge = ctx.forge
+    run = ctx.extra.get("ctx")
+    if forge is None or run is None:
+        raise ToolError("task needs a running Forge session")
+    agent = args.get("agent") or "plan"
+    forge.agents.get(agent)  # a clear error for an unknown agent
+    parent = run.session
+    child = forge.session(None, new=True, parent_id=parent.id, title=args["description"][:200],
+                          agent=agent, directory=parent.directory)
+    run.writer.update_part(SubtaskPart(session_id=parent.id, message_id=ctx.message_id, agent=agent,
+                                       prompt=args["prompt"], description=args["description"],
+                                       child_session_id=child.id))
+    inherited = []
+    if run.permissions is not None:
+        for name, rules in run.permissions.layers:
+            if name != "agent":
+                inherited.extend(rules)
+        # what the parent's agent denies, the child may not do either
+        inherited.extend(r for r in dict(run.permissions.layers).get("agent", ()) if r.action == "deny")
+    answer = await child.prompt_async(args["prompt"], agent=agent, permissions=inherited,
+                                      model=run.model)
+    if answer.status != "completed":
+        reason = answer.error.message if answer.error else answer.status
+        raise ToolError(f"The subagent ({agent}, session {child.id}) did not finish: {reason}\n"
+                        f"{answer.text}")
+    return ToolResult(answer.text or "(the subagent gave no answer)", title=args["description"][:80],
+                      metadata={"child_session_id": child.id, "cost": answer.cost})
+
+
+def task_tool() -> Tool:
+    return Tool(
+        name="task",
+        description=(
+            "Delegate a self-contained job to a subagent that works in its own child session "
+            "and returns its final answer. Give it everything it needs in `prompt` (it does not "
+            "see this conversation). `agent`: 'plan' (read-only, the default) or another "
+            "configured agent."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "a few words: what the job is"},
+                "prompt": {"type": "string", "description": "the full instructions"},
+                "agent": {"type": "string"},
+            },
+            "required": ["description", "prompt"],
+            "additionalProperties": False,
+        },
+        execute=run_task,
+    )
