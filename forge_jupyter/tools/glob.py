@@ -1,0 +1,124 @@
+"""The `glob` tool: files whose path matches a pattern, newest first."""
+
+from __future__ import annotations
+
+import heapq
+import re
+
+from ..errors import ToolError
+from .base import Tool, ToolContext, ToolResult, tool_from_function
+from .paths import SKIP_DIRS, display_path, resolve_inside, session_root, walk_files
+from .truncate import MAX_ENTRIES, and_more
+
+DESCRIPTION = f"""Find files by path pattern, newest (most recently modified) first.
+- pattern: `*` matches within a name, `**` across directories, `?` one character, `[abc]`
+  one of a set, `{{a,b}}` alternatives. A pattern without `/` matches file names at any depth
+  (`*.py` finds every Python file); with `/` it matches the path from the search directory
+  (`src/*.py`: directly in src; `src/**/*.py`: anywhere under it).
+- path: the directory to search, relative to the session's root (default: the root); paths
+  outside the root are refused.
+Never descends into {", ".join(sorted(SKIP_DIRS))}. Prints paths relative to the root, the first
+{MAX_ENTRIES} then "… and N more". To search file contents use grep."""
+
+
+def _translate(pattern: str) -> str:
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 2)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:j]
+                neg = body[:1] in ("!", "^")
+                body = body[1:] if neg else body
+                out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
+                i = j
+        elif c == "{":
+            depth, j = 1, i + 1
+            while j < n and depth:
+                depth += {"{": 1, "}": -1}.get(pattern[j], 0)
+                j += 1
+            if depth:
+                out.append(re.escape(c))
+            else:
+                out.append("(?:" + "|".join(_translate(a) for a in _split_alternatives(pattern[i + 1:j - 1])) + ")")
+                i = j - 1
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _split_alternatives(body: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for k, c in enumerate(body):
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(body[start:k])
+            start = k + 1
+    return parts + [body[start:]]
+
+
+class GlobPattern:
+    """A glob with `**`, `*`, `?`, `[abc]` and `{a,b}`. Without a `/` it matches a name at
+    any depth (like .gitignore and ripgrep); with one it matches the whole relative path."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        stripped = pattern[2:] if pattern.startswith("./") else pattern
+        self.anchored = "/" in stripped.rstrip("/")
+        self._rx = re.compile(_translate(stripped.strip("/")) + r"\Z", re.DOTALL)
+
+    def match(self, rel: str) -> bool:
+        """Whether the relative posix path ``rel`` matches."""
+        return bool(self._rx.match(rel if self.anchored else rel.rsplit("/", 1)[-1]))
+
+
+def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult:
+    """Find files by path pattern, newest first.
+
+    pattern: Glob pattern, e.g. `**/*.csv` or `data/*.parquet`.
+    path: Directory to search, relative to the root (default: the root).
+    """
+    root = session_root(ctx, "glob")
+    base = resolve_inside(root, path, must_exist=True)
+    if not base.is_dir():
+        raise ToolError(f"{display_path(root, base)} is a file; glob's path must be a directory.")
+    matcher = GlobPattern(pattern)
+    found: list[tuple[float, str]] = []
+    for file in walk_files(base, root):
+        if matcher.match(file.relative_to(base).as_posix()):
+            try:
+                mtime = file.stat().st_mtime
+            except OSError:  # a broken link
+                mtime = 0.0
+            found.append((mtime, display_path(root, file)))
+    newest = heapq.nsmallest(MAX_ENTRIES, found, key=lambda m: (-m[0], m[1]))
+    where = display_path(root, base)
+    if not found:
+        return ToolResult(f"No files match {pattern!r} in {where}.", title=pattern,
+                          metadata={"count": 0, "truncated": False})
+    lines = [p for _, p in newest]
+    more = and_more(len(found) - MAX_ENTRIES, "use a narrower pattern or path")
+    if more:
+        lines.append(more)
+    return ToolResult("\n".join(lines), title=pattern,
+                      metadata={"count": len(found), "truncated": len(found) > MAX_ENTRIES})
+
+
+def glob_tool() -> Tool:
+    return tool_from_function(glob_files, name="glob", description=DESCRIPTION)

@@ -1,0 +1,98 @@
+"""The `grep` tool: lines matching a regular expression, as `file:line: text`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import ToolError
+from .base import Tool, ToolContext, ToolResult, tool_from_function
+from .glob import GlobPattern
+from .paths import (
+    SKIP_DIRS,
+    display_path,
+    is_binary_file,
+    iter_lines,
+    resolve_inside,
+    session_root,
+    walk_files,
+)
+from .truncate import MAX_ENTRIES, MAX_LINE_CHARS, and_more, cut_line, plural
+
+DESCRIPTION = f"""Search file contents for a regular expression (Python `re` syntax, matched
+line by line; `(?i)` at the start ignores case).
+- pattern: the regular expression.
+- path: a directory (searched recursively) or one file, relative to the session's root
+  (default: the root); paths outside the root are refused.
+- include: a glob limiting which files are searched, e.g. `*.py` or `src/**/*.{{ts,tsx}}`
+  (without `/` it matches file names at any depth).
+Prints `path:line: text` (paths relative to the root, lines numbered from 1) in path order,
+the first {MAX_ENTRIES} matches then "… and N more"; a matched line longer than
+{MAX_LINE_CHARS:,} characters is cut (and only a line's first MB is searched). Skips binary files and never descends into
+{", ".join(sorted(SKIP_DIRS))}. To read around a match, use read with offset = line - 1."""
+
+_SEARCH_CAP = 1 << 20  # bytes of one line searched; the rest of a longer line is not
+
+
+def grep(pattern: str, path: str = ".", include: str | None = None, *,
+         ctx: ToolContext) -> ToolResult:
+    """Search file contents for a regular expression.
+
+    pattern: Regular expression (Python `re` syntax).
+    path: Directory or file to search, relative to the root (default: the root).
+    include: Glob of the files to search, e.g. `*.py`.
+    """
+    root = session_root(ctx, "grep")
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise ToolError(f"{pattern!r} is not a valid regular expression: {exc}. "
+                        "Escape special characters (e.g. `\\(`) to match them literally.") from exc
+    base = resolve_inside(root, path, must_exist=True)
+    matcher = GlobPattern(include) if include else None
+    if base.is_file():
+        if is_binary_file(base):
+            raise ToolError(f"{display_path(root, base)} is a binary file; grep searches text only.")
+        files: list[Path] = [base]
+    else:
+        files = [f for f in walk_files(base, root)
+                 if matcher is None or matcher.match(f.relative_to(base).as_posix())]
+    hits: list[str] = []
+    count = 0
+    in_files = 0
+    for file in files:
+        found = _search(file, rx, display_path(root, file), hits)
+        count += found
+        in_files += bool(found)
+    if not count:
+        return ToolResult(f"No matches for {pattern!r} in {display_path(root, base)}.",
+                          title=pattern, metadata={"matches": 0, "truncated": False})
+    lines = [f"{plural(count, 'match', 'matches')} in {plural(in_files, 'file')}", *hits]
+    more = and_more(count - len(hits), "narrow the pattern, the path or include")
+    if more:
+        lines.append(more)
+    return ToolResult("\n".join(lines), title=pattern,
+                      metadata={"matches": count, "files": in_files, "truncated": count > len(hits)})
+
+
+def _search(file: Path, rx: re.Pattern[str], shown: str, hits: list[str]) -> int:
+    """Matches of ``rx`` in ``file``; the first ones (up to MAX_ENTRIES in all) go to ``hits``."""
+    try:
+        if is_binary_file(file):
+            return 0
+        found = 0
+        with open(file, "rb") as f:
+            for number, (body, size) in enumerate(iter_lines(f, _SEARCH_CAP), start=1):
+                text = body.decode("utf-8", "replace").removesuffix("\r")
+                if rx.search(text):
+                    found += 1
+                    if len(hits) < MAX_ENTRIES:
+                        text = cut_line(text, size if size > len(body) else None)
+                        hits.append(f"{shown}:{number}: {text}")
+        return found
+    except OSError:  # unreadable, or gone since the walk: not a match
+        return 0
+
+
+def grep_tool() -> Tool:
+    return tool_from_function(grep, name="grep", description=DESCRIPTION)

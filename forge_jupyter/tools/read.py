@@ -1,0 +1,90 @@
+"""The `read` tool: a text file's lines, numbered like `cat -n`, a page at a time."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from ..errors import ToolError
+from .base import Tool, ToolContext, ToolResult, tool_from_function
+from .paths import (
+    count_lines,
+    display_path,
+    is_binary_file,
+    iter_lines,
+    resolve_inside,
+    session_root,
+)
+from .truncate import MAX_BYTES, MAX_LINE_CHARS, READ_PAGE, cut_line, format_bytes, utf8_len
+
+DESCRIPTION = f"""Read a text file, its lines numbered like `cat -n` (line number, tab, text).
+
+- path: relative to the session's root directory; paths outside the root (`..`, absolute
+  paths elsewhere, symbolic links out of it) are refused. The one exception: the files where
+  truncated tool outputs are saved, which you may read at the absolute path a truncation
+  notice gives.
+- offset: how many lines to skip (0 = from line 1; offset=2000 starts at line 2001).
+- limit: how many lines to show (default {READ_PAGE:,}).
+Any line longer than {MAX_LINE_CHARS:,} characters is cut, with a marker. One call shows at
+most {format_bytes(MAX_BYTES)}; when there is more, the result ends with the offset to pass
+next. Binary files are refused; directories are for `list`."""
+
+# A line of MAX_LINE_CHARS characters takes at most 4 bytes a character in UTF-8.
+_LINE_CAP = 4 * MAX_LINE_CHARS + 4
+
+
+def read(path: str, offset: int = 0, limit: int = READ_PAGE, *, ctx: ToolContext) -> ToolResult:
+    """Read a text file, a page of numbered lines at a time.
+
+    path: File to read, relative to the root directory.
+    offset: Lines to skip (0 = start at line 1).
+    limit: Lines to show.
+    """
+    root = session_root(ctx, "read")
+    target = resolve_inside(root, path, must_exist=True, allow=(ctx.output_dir,))
+    shown_path = display_path(root, target)
+    if target.is_dir():
+        raise ToolError(f"{shown_path} is a directory; use list to see what it holds.")
+    if is_binary_file(target):
+        raise ToolError(f"{shown_path} is a binary file ({format_bytes(target.stat().st_size)}); read "
+                        "shows text only. Inspect it with python instead (pandas for data, PIL for images).")
+    total = count_lines(target)
+    meta = {"path": shown_path, "offset": offset, "total_lines": total}
+    if total == 0:
+        return ToolResult("(empty file)", title=shown_path, metadata={**meta, "lines": 0})
+    if offset >= total:
+        raise ToolError(f"offset={offset} is past the end of {shown_path}, which has {total:,} lines. "
+                        f"Use an offset below {total}.")
+    out: list[str] = []
+    used = 0
+    capped = False
+    with open(target, "rb") as f:
+        lines = iter_lines(f, _LINE_CAP)
+        for _ in islice(lines, offset):
+            pass
+        for number, (body, size) in enumerate(islice(lines, limit), start=offset + 1):
+            text = cut_line(body.decode("utf-8", "replace").removesuffix("\r"),
+                            size if size > len(body) else None)
+            entry = f"{number:>6}\t{text}\n"
+            n = utf8_len(entry)
+            if out and used + n > MAX_BYTES:
+                capped = True
+                break
+            out.append(entry)
+            used += n
+    last = offset + len(out)
+    if last < total:
+        why = f"Output capped at {format_bytes(MAX_BYTES)}: showing" if capped else "Showing"
+        out.append(f"\n({why} lines {offset + 1:,}–{last:,} of {total:,}. "
+                   f"Use offset={last} to read on.)")
+    else:
+        out.append(f"\n(End of file: {total:,} lines.)")
+    return ToolResult("".join(out), title=shown_path,
+                      metadata={**meta, "lines": last - offset, "more": last < total})
+
+
+def read_tool() -> Tool:
+    tool = tool_from_function(read, name="read", description=DESCRIPTION)
+    props = tool.parameters["properties"]
+    props["offset"]["minimum"] = 0
+    props["limit"]["minimum"] = 1
+    return tool
