@@ -25,3 +25,38 @@ def __getattr__(name: str) -> Any:
 
         return Message
     raise AttributeError(f"module 'forge_jupyter' has no attribute {name!r}")
+
+
+# -- the notebook surface ------------------------------------------------------------------
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext forge_jupyter``: register %%forge and %forge. Fast: nothing heavy loads."""
+    from .notebook.extension import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .notebook.extension import unload
+
+    unload(ipython)
+
+
+def current() -> Any:
+    """The notebook's Forge (after ``%load_ext forge_jupyter``)."""
+    from .notebook.extension import controller
+
+    return controller().forge
+
+
+def tool(fn: Any = None, *, name: str | None = None, mutating: bool = False,
+         timeout: float | None = None) -> Any:
+    """Decorator: register a function as a tool of the notebook's default Forge."""
+    from .notebook.extension import controller
+    from .tools.base import tool_from_function
+
+    def register(f: Any) -> Any:
+        controller().add_tool(tool_from_function(f, name=name, mutating=mutating, timeout=timeout))
+        return f
+
+    return register(fn) if fn is not None else register

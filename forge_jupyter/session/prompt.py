@@ -2,7 +2,8 @@
 
 ``prompt_async`` is the native form (await it in a kernel); ``prompt`` is the synchronous
 one, which works in a plain script and inside a running event loop (a kernel), where
-``asyncio.run`` fails: there it runs the loop in a helper thread and waits.
+``asyncio.run`` fails: there it runs the loop in a helper thread and waits. ``compact_async``
+runs a manual compaction under the same runner discipline.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import llm
 from ..errors import ApprovalPending, BudgetExceeded, SessionBusy
 from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
-from . import runner
+from . import compaction, runner
 from .context import RunContext
 from .loop import run_loop
 from .recovery import close_open_parts, recover
@@ -26,19 +28,12 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-async def prompt_async(
-    session: Session,
-    text: str,
-    *,
-    model: str | None = None,
-    agent: str | None = None,
-    tools: dict[str, bool] | None = None,
-    budget: float | None = None,
-    origin: dict[str, Any] | None = None,
-    files: list[str] | None = None,
-    permissions: list[Any] | None = None,
-) -> Message:
-    """Answer ``text`` in ``session``; returns the finished assistant message."""
+@contextlib.asynccontextmanager
+async def _running(session: Session, *, model: str | None, agent: str | None,
+                   tools: dict[str, bool] | None, permissions: list[Any] | None,
+                   budget: float | None, new_text: str | None) -> AsyncIterator[RunContext]:
+    """Take the session's runner (claim + lease), recover what a dead runner left open, read
+    the model's view and build the run's context; release everything on the way out."""
     forge = session.forge
     store = forge.store
     sid = session.id
@@ -66,37 +61,26 @@ async def prompt_async(
         view, _start = await asyncio.to_thread(load_view, store, sid)
         info = session.info
         agent_def = forge.agents.get(agent or info.agent or forge.default_agent)
-        agent_name = agent_def.name
         choice = forge.choose_model(model, info.model, agent_def.model)
         rules = forge.turn_permissions(session, agent_def, permissions or (), tools or {})
         turn_tools = forge.tools_for_turn(choice.model, rules)
         system = forge.system_prompt(agent_def, choice.model, turn_tools)
-        if budget is not None:
-            _check_budget(choice.model, system, view, text, budget)
-
+        if budget is not None and new_text is not None:
+            _check_budget(choice.model, system, view, new_text, budget)
         writer = Writer(forge.projection, forge.bus)
         writer.adopt(view)
-        user = Message(session_id=sid, role="user", status="completed", agent=agent_name,
-                       model=choice.model, completed_at=now(), origin=origin,
-                       metadata={"budget": budget} if budget is not None else {})
-        user.parts = [TextPart(session_id=sid, message_id=user.id, text=text,
-                               time_start=now(), time_end=now())]
-        for path in files or ():
-            user.parts.append(FilePart(session_id=sid, message_id=user.id, path=path))
-        writer.update_message(user)
-        writer.append(sid, user.id)
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
                                 data={"messages": [m.id for m in recovered]}))
         params = {**forge.litellm_kwargs, **choice.params}
         ctx = RunContext(
-            session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_name,
-            system=system, tools=turn_tools, params=params,
-            config=forge.run_config(), user_message_id=user.id, budget=budget, forge=forge,
-            view_ids=[m.id for m in view] + [user.id], gate=forge.permission_gate(session, rules),
-            scrub=forge.scrubber(params), output_dir=forge.output_dir(sid),
-            prepare=forge.prepare_request, compaction_ratio=forge.compaction_ratio,
-            char_budget=forge.char_budget, permissions=rules,
+            session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_def.name,
+            system=system, tools=turn_tools, params=params, config=forge.run_config(),
+            user_message_id="", budget=budget, forge=forge, view_ids=[m.id for m in view],
+            gate=forge.permission_gate(session, rules), scrub=forge.scrubber(params),
+            output_dir=forge.output_dir(sid), prepare=forge.prepare_request,
+            compaction_ratio=forge.compaction_ratio, char_budget=forge.char_budget,
+            permissions=rules,
         )
         ctx.aborted = run.abort_requested
         run.ctx = ctx
@@ -104,24 +88,7 @@ async def prompt_async(
             forge.announce(sid, choice.notice)
         heartbeat = asyncio.create_task(_heartbeat(store, sid))
         forge.bus.publish(_status(sid, "busy"))
-        try:
-            result = await run_loop(ctx)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            result = _close_running(ctx)
-            writer.record(Event(session_id=sid, type="abort", actor="user",
-                                data={"message_id": result.id if result else None}))
-            await asyncio.shield(ctx.flush())
-            if not ctx.aborted:
-                raise
-        else:
-            if ctx.aborted:
-                writer.record(Event(session_id=sid, type="abort", actor="user",
-                                    data={"message_id": result.id}))
-        await ctx.flush()
-        return writer.message(result.id) or result
+        yield ctx
     finally:
         if heartbeat is not None:
             heartbeat.cancel()
@@ -133,6 +100,81 @@ async def prompt_async(
                 await asyncio.to_thread(store.release_lease, sid, runner.OWNER)
         runner.release(id(store), sid)
         forge.bus.publish(_status(sid, "idle"))
+
+
+async def _drive(ctx: RunContext, body: Callable[[], Awaitable[Message | None]]) -> Message | None:
+    """Run ``body``; an abort (or any cancel) closes what is open and is recorded."""
+    try:
+        result = await body()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        result = _close_running(ctx)
+        ctx.writer.record(Event(session_id=ctx.session.id, type="abort", actor="user",
+                                data={"message_id": result.id if result else None}))
+        await asyncio.shield(ctx.flush())
+        if not ctx.aborted:
+            raise
+        return result
+    if ctx.aborted and result is not None:
+        ctx.writer.record(Event(session_id=ctx.session.id, type="abort", actor="user",
+                                data={"message_id": result.id}))
+    await ctx.flush()
+    return result
+
+
+async def prompt_async(
+    session: Session,
+    text: str,
+    *,
+    model: str | None = None,
+    agent: str | None = None,
+    tools: dict[str, bool] | None = None,
+    budget: float | None = None,
+    origin: dict[str, Any] | None = None,
+    files: list[str] | None = None,
+    permissions: list[Any] | None = None,
+) -> Message:
+    """Answer ``text`` in ``session``; returns the finished assistant message."""
+    async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
+                        budget=budget, new_text=text) as ctx:
+        sid = session.id
+        user = Message(session_id=sid, role="user", status="completed", agent=ctx.agent,
+                       model=ctx.model, completed_at=now(), origin=origin,
+                       metadata={"budget": budget} if budget is not None else {})
+        user.parts = [TextPart(session_id=sid, message_id=user.id, text=text,
+                               time_start=now(), time_end=now())]
+        for path in files or ():
+            user.parts.append(FilePart(session_id=sid, message_id=user.id, path=path))
+        ctx.writer.update_message(user)
+        ctx.writer.append(sid, user.id)
+        ctx.view_ids.append(user.id)
+        ctx.user_message_id = user.id
+        result = await _drive(ctx, lambda: run_loop(ctx))
+        assert result is not None
+        return ctx.writer.message(result.id) or result
+
+
+async def compact_async(session: Session, *, model: str | None = None,
+                        reason: str = "requested by the user") -> Message:
+    """Compact the session now (a manual compaction); returns the summary message."""
+    async with _running(session, model=model, agent=None, tools=None, permissions=None,
+                        budget=None, new_text=None) as ctx:
+        if not ctx.view_ids:
+            raise ValueError(f"session {session.id} has no messages to compact")
+
+        async def body() -> Message | None:
+            request = compaction.request(ctx, auto=False, reason=reason)
+            from .loop import current_view
+
+            await compaction.run(ctx, current_view(ctx))
+            return next(m for m in reversed([ctx.writer.message(i) for i in ctx.view_ids])
+                        if m is not None and m.parent_id == request.id)
+
+        result = await _drive(ctx, body)
+        assert result is not None
+        return result
 
 
 def _status(sid: str, status: str) -> Any:

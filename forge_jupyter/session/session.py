@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Message, SessionInfo
 from . import runner
-from .prompt import prompt_async, run_sync
+from .prompt import compact_async, prompt_async, run_sync
 
 if TYPE_CHECKING:
     from ..forge import Forge
@@ -69,6 +69,23 @@ class Session:
         return msgs[-1] if msgs else None
 
     # -- shape -----------------------------------------------------------------------------
+
+    async def compact_async(self, *, model: str | None = None) -> Message:
+        """Compact the session now; returns the summary message (the new boundary)."""
+        return await compact_async(self, model=model)
+
+    def compact(self, *, model: str | None = None) -> Message:
+        """Compact the session now (blocking); returns the summary message."""
+        return run_sync(lambda: compact_async(self, model=model))
+
+    def approve(self, request_id: str, answer: str = "once", reason: str | None = None,
+                by: str = "user") -> None:
+        """Answer one of this session's pending approvals (once | session | deny)."""
+        self.forge.approve(request_id, answer, reason, by)
+
+    @property
+    def pending_approvals(self) -> list:
+        return self.forge.approvals.pending(self.id)
 
     def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
         """A new session sharing this one's messages up to ``at`` (default: the last)."""

@@ -1,0 +1,110 @@
+"""Configuration the Jupyter way: a traitlets Configurable named ``Forge``.
+
+    %config Forge.model = "anthropic/claude-sonnet-4-5"      # in a notebook
+    c.Forge.db = "~/work/forge.duckdb"                       # in ipython_config.py
+    FORGE_MODEL=openai/gpt-4o-mini jupyter lab               # from the environment
+
+Precedence: a value set in config (``%config``, ``ipython_config.py``) wins over a ``FORGE_*``
+environment variable, which wins over the default. ``%forge config`` shows every value and
+where it came from. API keys are never configured here: litellm reads them from its own
+environment variables (OPENAI_API_KEY, …) and they are never written to the store.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from traitlets import Bool, Float, Int, List, Unicode, observe
+from traitlets.config import Configurable
+
+ENV = {
+    "model": "FORGE_MODEL",
+    "db": "FORGE_DB",
+    "tenant": "FORGE_TENANT",
+    "agent": "FORGE_AGENT",
+    "api_base": "FORGE_API_BASE",
+    "permissions": "FORGE_PERMISSIONS",
+    "compaction_ratio": "FORGE_COMPACTION_RATIO",
+    "char_budget": "FORGE_CHAR_BUDGET",
+    "step_limit": "FORGE_STEP_LIMIT",
+    "tool_timeout": "FORGE_TOOL_TIMEOUT",
+    "widget_throttle": "FORGE_WIDGET_THROTTLE",
+    "widget": "FORGE_WIDGET",
+    "builtin_tools": "FORGE_BUILTIN_TOOLS",
+}
+
+
+class Forge(Configurable):
+    """forge-jupyter settings for this kernel (the Python facade is ``forge_jupyter.Forge``)."""
+
+    model = Unicode(None, allow_none=True, help="litellm model string, e.g. openai/gpt-4o-mini. "
+                    "Unset: the first provider key found, a local Ollama, else the offline demo model.").tag(config=True)
+    db = Unicode("", help="DuckDB file of the history (default ~/.forge/forge.duckdb).").tag(config=True)
+    tenant = Unicode("default", help="Tenant id every row is written under.").tag(config=True)
+    agent = Unicode("build", help="Default agent: build (asks before mutating tools) or plan (read-only).").tag(config=True)
+    api_base = Unicode(None, allow_none=True, help="Base URL of an OpenAI-compatible server.").tag(config=True)
+    permissions = List(Unicode(), help='Permission rules "tool:pattern=action", e.g. "write:data/*=allow".').tag(config=True)
+    compaction_ratio = Float(0.8, help="Compact when the context passes this share of the usable window.").tag(config=True)
+    char_budget = Int(400_000, help="Context budget in characters for models litellm does not know.").tag(config=True)
+    step_limit = Int(25, help="Model steps one prompt may take.").tag(config=True)
+    tool_timeout = Float(300.0, help="Seconds a tool call may run.").tag(config=True)
+    widget_throttle = Float(30.0, help="Most widget updates per second.").tag(config=True)
+    widget = Unicode("auto", help="auto | off: 'off' renders turns as plain streamed text.").tag(config=True)
+    builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._sources: dict[str, str] = {}
+        configured = set(self.config.get("Forge", {}))
+        for name, var in ENV.items():
+            if name in configured:
+                self._sources[name] = "config"
+            elif var in os.environ:
+                self._set_from_env(name, os.environ[var])
+                self._sources[name] = f"env {var}"
+            else:
+                self._sources[name] = "default"
+        self._ready = True
+
+    def _set_from_env(self, name: str, raw: str) -> None:
+        trait = self.traits()[name]
+        value: Any = raw
+        if isinstance(trait, List):
+            value = [r.strip() for r in raw.split(",") if r.strip()]
+        elif isinstance(trait, Bool):
+            value = raw.strip().lower() not in ("0", "false", "no", "off", "")
+        elif isinstance(trait, Int):
+            value = int(raw)
+        elif isinstance(trait, Float):
+            value = float(raw)
+        self.set_trait(name, value)
+
+    @observe(*ENV)
+    def _changed(self, change: Any) -> None:
+        if getattr(self, "_ready", False):
+            self._sources[change["name"]] = "config"
+
+    def effective(self) -> list[tuple[str, Any, str]]:
+        """(setting, value, where it came from) for ``%forge config``."""
+        return [(name, getattr(self, name), self._sources.get(name, "default")) for name in ENV]
+
+    def forge_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``forge_jupyter.Forge`` built from these settings."""
+        kwargs: dict[str, Any] = {
+            "db": self.db or None,
+            "model": self.model or None,
+            "tenant": self.tenant,
+            "agent": self.agent,
+            "permissions": list(self.permissions),
+            "compaction_ratio": self.compaction_ratio,
+            "char_budget": self.char_budget,
+            "step_limit": self.step_limit,
+            "tool_timeout": self.tool_timeout,
+            "builtin_tools": self.builtin_tools,
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if os.environ.get("FORGE_API_KEY"):  # for a key-less local server; read, never stored
+            kwargs["api_key"] = os.environ["FORGE_API_KEY"]
+        return kwargs

@@ -1,0 +1,45 @@
+"""Loading and unloading the IPython extension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .controller import NotebookForge
+
+_controller: NotebookForge | None = None
+
+
+def load(ipython: Any) -> None:
+    global _controller
+    from .magics import ForgeMagics, transform_forge_cells
+
+    if _controller is not None and _controller.shell is ipython:
+        return  # loaded already (a second %load_ext)
+    _controller = NotebookForge(ipython)
+    magics = ForgeMagics(ipython, _controller)
+    ipython.register_magics(magics)
+    ipython._forge_magics = magics
+    if transform_forge_cells not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(transform_forge_cells)
+    if _controller.config not in ipython.configurables:
+        ipython.configurables.append(_controller.config)
+
+
+def unload(ipython: Any) -> None:
+    global _controller
+    from .magics import transform_forge_cells
+
+    if transform_forge_cells in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(transform_forge_cells)
+    if _controller is not None:
+        if _controller.config in ipython.configurables:
+            ipython.configurables.remove(_controller.config)
+        if _controller.built:
+            _controller.forge.close()
+    _controller = None
+
+
+def controller() -> NotebookForge:
+    if _controller is None:
+        raise RuntimeError("forge_jupyter is not loaded in this kernel: run %load_ext forge_jupyter")
+    return _controller

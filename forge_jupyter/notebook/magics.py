@@ -1,0 +1,255 @@
+"""``%%forge`` and ``%forge``: the notebook surface (DESIGN §7).
+
+``%%forge`` cells are rewritten by an input transformer into a top-level ``await`` of the run,
+so the cell is genuinely asynchronous: it stays busy for the run, its output attaches to it,
+and ipykernel (≥ 7.4) keeps handling widget messages meanwhile — Approve, Deny and Stop work
+while the cell is still running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import string
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from ..errors import ForgeError
+from .controller import NotebookForge
+
+CELL_USAGE = """\
+%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--async]
+<prompt — {name} inserts a notebook variable, {{ and }} are literal braces>"""
+
+LINE_HELP = """\
+%forge sessions               the sessions in the store (a DataFrame)
+%forge use NAME|ID            make a session this notebook's current one
+%forge new [NAME]             start a new session (and make it current)
+%forge fork [MESSAGE_ID]      fork the current session at a finished message (default: its last)
+%forge compact                compact the current session now
+%forge history [--all]        the current session's messages (--all: with superseded ones)
+%forge cost [--by day|session|model|agent|cell]   token and cost totals
+%forge config                 every setting, its value and where it came from
+%forge sql SELECT …           a read-only query over the history views
+%forge stop                   stop the current session's running prompt
+%forge help                   this text
+
+%%forge cell options:
+""" + CELL_USAGE
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # a usage message, never a traceback or an exit
+        raise UsageError(f"{message}\nusage: {CELL_USAGE}")
+
+
+def _cell_parser() -> _Parser:
+    p = _Parser(prog="%%forge", add_help=False)
+    p.add_argument("-s", "--session")
+    p.add_argument("--new", action="store_true")
+    p.add_argument("-m", "--model")
+    p.add_argument("-a", "--agent")
+    p.add_argument("--tools", default="")
+    p.add_argument("--budget", type=float)
+    p.add_argument("--async", dest="background", action="store_true")
+    return p
+
+
+def parse_tools(spec: str) -> dict[str, bool]:
+    toggles = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false", "on", "off", "1", "0", "yes", "no"):
+            raise UsageError(f"--tools takes name=true|false pairs, e.g. --tools python=false,sql=true "
+                             f"(got {item!r})")
+        toggles[name.strip()] = value.lower() in ("true", "on", "1", "yes")
+    return toggles
+
+
+class _Namespace(dict):
+    def __init__(self, ns: dict[str, Any]) -> None:
+        super().__init__()
+        self.ns = ns
+
+    def __missing__(self, key: str) -> Any:
+        if key in self.ns:
+            return self.ns[key]
+        raise UsageError(f"the prompt names {{{key}}}, but there is no variable {key!r} in the "
+                         "notebook. Write {{ and }} for literal braces.")
+
+
+def interpolate(body: str, namespace: dict[str, Any]) -> str:
+    """``{name}`` → the variable's str(); ``{df.shape}`` and ``{x!r}`` work as in format()."""
+    try:
+        return string.Formatter().vformat(body, (), _Namespace(namespace))
+    except UsageError:
+        raise
+    except (ValueError, IndexError, AttributeError, KeyError) as exc:
+        raise UsageError(f"could not fill in the prompt's {{…}} placeholders: {exc}. "
+                         "Write {{ and }} for literal braces.") from None
+
+
+@magics_class
+class ForgeMagics(Magics):
+    def __init__(self, shell: Any, controller: NotebookForge) -> None:
+        super().__init__(shell)
+        self.controller = controller
+
+    # -- %%forge ---------------------------------------------------------------------------
+
+    async def run_cell(self, line: str, body: str) -> Any:
+        c = self.controller
+        try:
+            opts = _cell_parser().parse_args(shlex.split(line))
+        except ValueError as exc:
+            raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
+        text = interpolate(body, self.shell.user_ns).strip()
+        if not text:
+            raise UsageError(f"the cell is empty: write the prompt below the %%forge line\nusage: {CELL_USAGE}")
+        toggles = parse_tools(opts.tools)
+        try:
+            if opts.new:
+                session = c.new(opts.session)
+            elif opts.session:
+                session = c.find(opts.session)
+                c.use(session)
+            else:
+                session = c.current()
+            forge = c.forge
+        except ForgeError as exc:
+            raise UsageError(str(exc)) from None
+        from .widget import TurnView
+
+        view = TurnView(forge, session, throttle_hz=c.config.widget_throttle,
+                        text_only=c.config.widget == "off")
+        options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
+                       origin=c.origin())
+
+        async def run() -> Any:
+            view.start()
+            try:
+                answer = await session.prompt_async(text, **options)
+            except ForgeError as exc:
+                view.finish([])
+                raise UsageError(str(exc)) from None
+            except BaseException:
+                view.finish(_turn(forge, session))
+                raise
+            view.finish(_turn(forge, session, answer.parent_id))
+            return answer
+
+        if opts.background:
+            task = asyncio.ensure_future(run())
+            c.background[session.id] = task
+            task.add_done_callback(lambda t: c.background.pop(session.id, None))
+            return None
+        return await run()
+
+    # -- %forge ----------------------------------------------------------------------------
+
+    @line_magic
+    def forge(self, line: str) -> Any:
+        """Manage forge sessions and read the history: %forge help."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if not words or words[0] in ("help", "-h", "--help"):
+            print(LINE_HELP)
+            return None
+        command, args = words[0], words[1:]
+        handler = getattr(self, f"_cmd_{command}", None)
+        if handler is None:
+            raise UsageError(f"unknown %forge command {command!r}\n\n{LINE_HELP}")
+        try:
+            return handler(args, line.split(None, 1)[1] if len(words) > 1 else "")
+        except ForgeError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _cmd_sessions(self, args: list[str], rest: str) -> Any:
+        return self.controller.forge.sessions()
+
+    def _cmd_use(self, args: list[str], rest: str) -> Any:
+        if len(args) != 1:
+            raise UsageError("usage: %forge use NAME|ID")
+        session = self.controller.find(args[0])
+        self.controller.use(session)
+        print(f"Using session {session.name or session.id} ({session.id}).")
+
+    def _cmd_new(self, args: list[str], rest: str) -> Any:
+        if len(args) > 1:
+            raise UsageError("usage: %forge new [NAME]")
+        session = self.controller.new(args[0] if args else None)
+        print(f"New session {session.name or session.id} ({session.id}) is now current.")
+
+    def _cmd_fork(self, args: list[str], rest: str) -> Any:
+        if len(args) > 1:
+            raise UsageError("usage: %forge fork [MESSAGE_ID]")
+        forked = self.controller.current().fork(at=args[0] if args else None)
+        self.controller.use(forked)
+        print(f"Forked into session {forked.id} (from {forked.info.forked_from_session} at "
+              f"{forked.info.forked_from_message}); it is now current.")
+
+    def _cmd_compact(self, args: list[str], rest: str) -> Any:
+        session = self.controller.current()
+        summary = session.compact()
+        print(f"Compacted session {session.name or session.id}: summary {summary.id}.")
+
+    def _cmd_history(self, args: list[str], rest: str) -> Any:
+        if args not in ([], ["--all"]):
+            raise UsageError("usage: %forge history [--all]")
+        session = self.controller.current()
+        return self.controller.forge.history(session.id, include_superseded=bool(args))
+
+    def _cmd_cost(self, args: list[str], rest: str) -> Any:
+        by = "session"
+        if args:
+            if len(args) != 2 or args[0] != "--by":
+                raise UsageError("usage: %forge cost [--by day|session|model|agent|cell]")
+            by = args[1]
+        return self.controller.forge.costs(by=by)
+
+    def _cmd_config(self, args: list[str], rest: str) -> Any:
+        import pandas as pd
+
+        rows = self.controller.config.effective()
+        return pd.DataFrame(rows, columns=["setting", "value", "source"]).set_index("setting")
+
+    def _cmd_sql(self, args: list[str], rest: str) -> Any:
+        if not rest.strip():
+            raise UsageError("usage: %forge sql SELECT …")
+        return self.controller.forge.sql(rest)
+
+    def _cmd_stop(self, args: list[str], rest: str) -> Any:
+        c = self.controller
+        if not c.built or c.current_session_id is None:
+            print("Nothing is running.")
+            return None
+        stopped = c.current().abort()
+        print("Stopping the running prompt." if stopped else "Nothing is running.")
+
+
+def _turn(forge: Any, session: Any, user_message_id: str | None = None) -> list:
+    """The messages of the latest turn (from its user message on), for the widget's record."""
+    messages = session.messages()
+    if user_message_id is None:
+        users = [i for i, m in enumerate(messages) if m.role == "user"]
+        start = users[-1] if users else 0
+    else:
+        start = next((i for i, m in enumerate(messages) if m.id == user_message_id), 0)
+    return messages[start:]
+
+
+def transform_forge_cells(lines: list[str]) -> list[str]:
+    """Rewrite a ``%%forge`` cell into a top-level await of its run (IPython cleanup transform)."""
+    if not lines or not lines[0].startswith("%%forge"):
+        return lines
+    first = lines[0]
+    if not (first == "%%forge\n" or first == "%%forge" or first[7:8].isspace()):
+        return lines  # %%forgery or another magic
+    line = first[len("%%forge"):].strip()
+    body = "".join(lines[1:])
+    return [f"await get_ipython()._forge_magics.run_cell({line!r}, {body!r})\n"]
