@@ -33,7 +33,7 @@ from ..model import (
     now,
 )
 from ..tools.base import ToolContext
-from ..tools.truncate import truncate
+from ..tools.truncate import Truncated, truncate
 from .context import RunContext
 from .recovery import close_open_parts
 from .retry import classify, describe, retry_after
@@ -296,7 +296,10 @@ class Processor:
             self._fail_tool(part, scrub(f"{type(exc).__name__}: {exc}") or "")
             return
         # The tool ran; only what the model (and the store) sees is cut and scrubbed.
-        cut = truncate(scrub(result.output) or "", output_dir=ctx.output_dir, name=part.id)
+        if "truncated" in result.metadata:  # the tool cut its own output (a stream)
+            cut = Truncated(scrub(result.output) or "", False, 0, 0)
+        else:
+            cut = truncate(scrub(result.output) or "", output_dir=ctx.output_dir, name=part.id)
         part.state, part.output, part.time_end = "completed", cut.text, now()
         part.title = result.title
         part.metadata.update(result.metadata)

@@ -197,7 +197,8 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             forge.bus.publish(DisplayData(ctx.session_id, ctx.part_id, {
                 "image/png": base64.b64encode(png).decode(), "text/plain": label}))
 
-    printed = out.result().text
+    captured = out.result()
+    printed = captured.text
     pieces = [printed.rstrip("\n")] if printed else []
     if "error" in box:
         exc = box["error"]
@@ -213,8 +214,12 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pieces.append(text)
     pieces.extend(f"[{d}]" for d in displays)
     output = "\n".join(pieces) if pieces else "(no output)"
+    meta: dict[str, Any] = {"displays": displays} if displays else {}
+    if captured.truncated:  # cut here already, with the full output saved: not again
+        meta["truncated"] = {"total_lines": captured.total_lines,
+                             "total_bytes": captured.total_bytes, "saved": captured.saved_path}
     return ToolResult(output, title=code.strip().splitlines()[0][:80] if code.strip() else "python",
-                      metadata={"displays": displays} if displays else {})
+                      metadata=meta)
 
 
 def python_tool() -> Tool:

@@ -67,7 +67,7 @@ def _run(query: str, namespace: dict[str, Any], root: str | None) -> str:
             return "(no result)"
         total = None
         try:
-            total = con.sql(f"SELECT count(*) FROM ({query.rstrip().rstrip(';')})").fetchone()[0]
+            total = con.sql(f"SELECT count(*) FROM ({query.rstrip().rstrip(';')})").fetchall()[0][0]
         except duckdb.Error:
             pass
         frame = rel.limit(MAX_ROWS).df()

@@ -1,0 +1,163 @@
+"""Permissions and approvals through the real loop: what the model sees, asks, answers."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from forge_jupyter.bus import ApprovalRequested
+from forge_jupyter.errors import ApprovalPending
+from forge_jupyter.session.approval import Answer
+from forge_jupyter.testing import Turn, delay, tool_call
+from forge_jupyter.tools.permission import Permissions, Rule
+
+
+def _tools(forge):
+    changed = []
+
+    @forge.tool(mutating=True)
+    def save(name: str) -> str:
+        """Save something (mutating)."""
+        changed.append(name)
+        return f"saved {name}"
+
+    @forge.tool
+    def look(name: str) -> str:
+        """Look at something (read-only)."""
+        return f"looked at {name}"
+
+    return changed
+
+
+def _events(forge, sid, prefix="permission"):
+    forge.flush()
+    return [(e.type, e.actor, e.data) for e in forge.store.events(sid).items if e.type.startswith(prefix)]
+
+
+def test_rules_last_match_wins_inside_a_layer_and_later_layers_only_narrow():
+    p = Permissions([("agent", [Rule("*", "*", "allow"), Rule("write", "*", "ask"),
+                                Rule("write", "data/*", "allow")]),
+                     ("session", [Rule("write", "secret*", "deny")]),
+                     ("prompt", [Rule("write", "data/*", "allow")])])
+    assert p.evaluate("write", "data/x.csv").action == "allow"
+    assert p.evaluate("write", "notes.txt").action == "ask"
+    assert p.evaluate("write", "secret.txt").action == "deny"
+    widened = Permissions([("agent", [Rule("python", "*", "deny")]),
+                           ("prompt", [Rule("python", "*", "allow")])])
+    assert widened.evaluate("python", "1+1").action == "deny"  # a later layer cannot widen
+    assert widened.denied_for_all("python")
+    partly = Permissions([("agent", [Rule("python", "*", "deny"), Rule("python", "df.head*", "allow")])])
+    assert not partly.denied_for_all("python")
+    assert partly.evaluate("python", "df.head(3)").action == "allow"
+
+
+def test_a_denied_tool_never_appears_in_a_request(make_forge, server):
+    server.add(Turn.text("a"), Turn.text("b"))
+    forge = make_forge(permissions=[Rule("save", "*", "deny")])
+    _tools(forge)
+    s = forge.session("s")
+    s.prompt("one")
+    s.prompt("two", permissions=[Rule("look", "*", "deny")])
+    assert server.requests[0].tools == ["look"]
+    assert server.requests[1].tools == []
+
+
+def test_plan_agent_denies_mutating_tools(make_forge, server):
+    server.add(Turn.text("planned"))
+    forge = make_forge()
+    _tools(forge)
+    forge.session("s").prompt("plan it", agent="plan")
+    assert server.requests[0].tools == ["look"]
+    assert "PLAN mode" in server.requests[0].messages[0]["content"]
+
+
+def test_an_ask_with_no_one_to_answer_is_denied_at_once(make_forge, server):
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("understood"))
+    forge = make_forge()
+    changed = _tools(forge)
+    answer = forge.session("s").prompt("save x")
+    assert answer.text == "understood" and changed == []
+    call = forge.session("s").messages()[1].tool_parts[0]
+    assert call.state == "error" and "no approval handler is registered" in call.error
+    types = [t for t, _, _ in _events(forge, answer.session_id)]
+    assert types == ["permission.asked", "permission.answered"]
+
+
+def test_approve_once_lets_the_call_run_and_is_recorded(make_forge, server):
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("done"))
+    forge = make_forge()
+    changed = _tools(forge)
+    forge.on_approval(lambda request: None)  # someone will answer later
+    s = forge.session("s")
+    forge.bus.subscribe(lambda e: threading.Thread(target=s.approve, args=(e.request_id, "once"),
+                                                   kwargs={"by": "alice"}).start(),
+                        types=ApprovalRequested)
+    assert s.prompt("save x").text == "done"
+    assert changed == ["x"]
+    events = _events(forge, s.id)
+    assert [(t, a) for t, a, _ in events] == [("permission.asked", "agent"), ("permission.answered", "alice")]
+    assert events[0][2]["tool"] == "save" and events[1][2]["answer"] == "once"
+
+
+def test_deny_with_a_reason_reaches_the_model_and_the_run_continues(make_forge, server):
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("ok, I won't"))
+    forge = make_forge()
+    changed = _tools(forge)
+    forge.on_approval(lambda r: Answer("deny", "not on Fridays", "bob"))
+    answer = forge.session("s").prompt("save x")
+    assert answer.text == "ok, I won't" and changed == []
+    tool_msg = [m for m in server.requests[1].messages if m.get("role") == "tool"][0]
+    assert tool_msg["content"] == "Error: The user denied this save call: not on Fridays"
+
+
+def test_allow_for_the_session_stops_asking_for_that_tool(make_forge, server):
+    server.add(Turn([tool_call("save", {"name": "a"})]), Turn.text("1"),
+               Turn([tool_call("save", {"name": "b"})]), Turn.text("2"))
+    forge = make_forge()
+    changed = _tools(forge)
+    asked = []
+    forge.on_approval(lambda r: (asked.append(r.id), "session")[1])
+    s = forge.session("s")
+    s.prompt("save a")
+    s.prompt("save b")
+    assert changed == ["a", "b"] and len(asked) == 1
+    assert s.refresh().metadata["grants"] == [{"tool": "save", "pattern": "*", "action": "allow"}]
+
+
+def test_a_prompt_is_refused_while_an_approval_is_pending(make_forge, server):
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("done"))
+    forge = make_forge()
+    _tools(forge)
+    forge.on_approval(lambda r: None)
+    s = forge.session("s")
+    seen = threading.Event()
+    forge.bus.subscribe(lambda e: seen.set(),
+                        types=ApprovalRequested)
+    worker = threading.Thread(target=s.prompt, args=("save x",))
+    worker.start()
+    assert seen.wait(10)
+    with pytest.raises(ApprovalPending, match="waiting for your approval"):
+        s.prompt("something else")
+    s.approve(s.pending_approvals[0].id, "once")
+    worker.join(20)
+    assert not worker.is_alive()
+
+
+def test_custom_tools_are_allowed_by_default(make_forge, server):
+    server.add(Turn([tool_call("look", {"name": "y"})]), Turn.text("seen"))
+    forge = make_forge()
+    _tools(forge)
+    forge.session("s").prompt("look")
+    assert forge.session("s").messages()[1].tool_parts[0].output == "looked at y"
+
+
+def test_a_slow_approval_does_not_block_other_work(make_forge, server):
+    server.add(Turn([delay(0.01), tool_call("save", {"name": "z"})]), Turn.text("fine"))
+    forge = make_forge()
+    _tools(forge)
+    forge.on_approval(lambda r: None)
+    s = forge.session("s")
+    forge.bus.subscribe(lambda e: threading.Timer(0.3, s.approve, (e.request_id, "once")).start(),
+                        types=ApprovalRequested)
+    assert s.prompt("save z").text == "fine"
