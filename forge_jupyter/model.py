@@ -22,7 +22,7 @@ TERMINAL_TOOL_STATES: frozenset[str] = frozenset({"completed", "error"})
 
 def now() -> float:
     """Wall-clock seconds since the epoch (UTC); the store keeps them as timestamps."""
-    return time.time()
+    return round(time.time(), 6)  # microseconds: what SQL timestamps keep, so rows round-trip
 
 
 class _Row(BaseModel):

@@ -95,7 +95,11 @@ class SessionState:
 
 @dataclass(slots=True)
 class WriteState:
-    """Existing rows touched by a batch, loaded in one round trip before it is validated."""
+    """Existing rows touched by a batch, loaded in one round trip before it is validated.
+
+    ``messages`` holds every message the batch names AND the last message of each touched
+    session's timeline (an append is checked against it); ``plan_write`` refuses to guess.
+    """
 
     messages: dict[str, MessageState] = field(default_factory=dict)  # any tenant
     parts: dict[str, PartState] = field(default_factory=dict)  # any tenant
@@ -117,12 +121,16 @@ class WritePlan:
 def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState) -> WritePlan:
     """Validate ``ops`` against ``state`` (and against each other, in order).
 
-    Immutability compares with what was committed before the batch: a message created and
-    finished inside one batch may still receive its parts in that batch.
+    A part write compares with what was committed before the batch: a message created and
+    finished inside one batch may still receive its parts in that batch. Everything else
+    compares with the batch so far, so that a batch means what its ops would mean one by
+    one: a second terminal transition of a message (or part) loses even inside one batch,
+    and an id cannot name two sessions or messages in one batch.
     """
     plan = WritePlan()
     sessions = state.sessions
     live_messages: dict[str, MessageState] = dict(state.messages)
+    live_parts: dict[str, PartState] = dict(state.parts)
 
     def session_ok(session_id: str) -> SessionState:
         s = sessions.get(session_id)
@@ -136,7 +144,7 @@ def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState) -> WritePla
         if isinstance(op, PutMessage):
             m = op.message
             session_ok(m.session_id)
-            old = state.messages.get(m.id)
+            old = live_messages.get(m.id)
             if old is not None:
                 if old.tenant_id != tenant_id or old.session_id != m.session_id:
                     raise DuplicateId(
@@ -171,12 +179,13 @@ def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState) -> WritePla
                     f"message {p.message_id} already finished ({committed.status}); "
                     f"its parts never change (part {p.id})"
                 )
-            old_part = state.parts.get(p.id)
+            old_part = live_parts.get(p.id)
             if old_part is not None:
                 if (old_part.tenant_id, old_part.message_id) != (tenant_id, p.message_id):
                     raise DuplicateId(f"part id {p.id} already belongs to another message or tenant")
                 if old_part.terminal:
                     raise Immutable(f"part {p.id} already finished; finished parts never change")
+            live_parts[p.id] = PartState(tenant_id, p.session_id, p.message_id, p.is_terminal)
             plan.parts[p.id] = p
             plan.touched_sessions.add(p.session_id)
         elif isinstance(op, AppendMessage):
@@ -191,7 +200,12 @@ def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState) -> WritePla
                 )
             if s.last_message_id is not None:
                 last = live_messages.get(s.last_message_id)
-                if last is not None and not last.terminal:
+                if last is None:  # a backend bug, not a user error
+                    raise RuntimeError(
+                        f"the store did not load message {s.last_message_id}, the last of "
+                        f"session {op.session_id}'s timeline (see WriteState)"
+                    )
+                if not last.terminal:
                     raise MessageRunning(
                         f"session {op.session_id}: message {s.last_message_id} is still "
                         "running; nothing can be appended after it until it finishes"

@@ -21,6 +21,7 @@ from .base import (
     Op,
     Page,
     PartState,
+    PutEvent,
     SessionState,
     Store,
     WriteState,
@@ -129,19 +130,33 @@ class MemoryStore(Store):
                 other = self._by_name(info.name)
                 if other is not None and other.info.id != info.id:
                     raise DuplicateId(f"a session named {info.name!r} already exists")
-            row.info = info.model_copy(update={"updated_at": time.time()})
+            # only the documented fields change: never the id, the lineage or created_at
+            row.info = row.info.model_copy(update={
+                "name": info.name, "title": info.title, "agent": info.agent,
+                "model": info.model, "directory": info.directory, "metadata": info.metadata,
+                "updated_at": time.time(),
+            })
             return row.info
 
     def delete_session(self, session_id: str) -> None:
         with self.db.lock:
             row = self._session_row(session_id)
-            self.db.timeline.pop(session_id, None)
+            # the bodies this session wrote, and those of already deleted sessions that only
+            # its timeline still kept alive; a body another timeline points at stays
+            pointed = self.db.timeline.pop(session_id, [])
+            candidates = {
+                mid for mid, (tenant, msg) in self.db.messages.items()
+                if tenant == self.tenant_id and msg.session_id == session_id
+            }
+            candidates.update(
+                mid for mid in pointed
+                if self.db.sessions[self.db.messages[mid][1].session_id].deleted_at is not None
+            )
             referenced = {m for ids in self.db.timeline.values() for m in ids}
-            for mid, (tenant, msg) in list(self.db.messages.items()):
-                if tenant == self.tenant_id and msg.session_id == session_id and mid not in referenced:
-                    del self.db.messages[mid]
-                    for pid in self.db.parts_by_message.pop(mid, []):
-                        self.db.parts.pop(pid, None)
+            for mid in candidates - referenced:
+                del self.db.messages[mid]
+                for pid in self.db.parts_by_message.pop(mid, []):
+                    self.db.parts.pop(pid, None)
             row.deleted_at = time.time()
             row.lease_owner = None
 
@@ -160,7 +175,13 @@ class MemoryStore(Store):
                 update={"forked_from_session": session_id, "forked_from_message": at_message_id}
             )
             self.create_session(forked)
-            self.db.timeline[forked.id] = pointers[: pointers.index(at_message_id) + 1]
+            position = pointers.index(at_message_id)
+            self.db.timeline[forked.id] = pointers[: position + 1]
+            self.write([PutEvent(Event(
+                session_id=forked.id, type="fork",
+                data={"from_session": session_id, "from_message": at_message_id,
+                      "position": position},
+            ))])
             return forked
 
     # -- writes ----------------------------------------------------------------------------
@@ -169,6 +190,10 @@ class MemoryStore(Store):
         with self.db.lock:
             message_ids, part_ids, session_ids, event_ids = batch_ids(ops)
             state = WriteState()
+            for sid in session_ids:  # an append is checked against the timeline's last message
+                pointers = self.db.timeline.get(sid)
+                if pointers and self.db.sessions[sid].tenant_id == self.tenant_id:
+                    message_ids.add(pointers[-1])
             for mid in message_ids:
                 found = self.db.messages.get(mid)
                 if found:

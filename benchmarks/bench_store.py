@@ -1,0 +1,246 @@
+"""Store figures, measured side by side in one run (prints; not a test).
+
+Writes: parts/s persisted through ``DuckDBStore.write`` by one process and by four processes
+sharing one file, in batches of 20 and of 200, next to the same workload on stdlib sqlite3
+in WAL mode (synchronous=FULL, so a commit is as durable as DuckDB's; same validation through
+``plan_write``; one long-lived connection per process, which is how SQLite is used).
+
+Reads: the whole timeline of a 50,000-message session (3 parts each) page by page, with and
+without ``store.hold()``, and one page of 100.
+
+    python benchmarks/bench_store.py [--messages 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from forge_jupyter.model import (
+    Message,
+    SessionInfo,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    Tokens,
+    now,
+)
+from forge_jupyter.store.base import (
+    AppendMessage,
+    MessageState,
+    PartState,
+    PutMessage,
+    PutPart,
+    SessionState,
+    WriteState,
+    plan_write,
+)
+from forge_jupyter.store.duckdb import DuckDBStore
+
+TEXT = "The quick brown fox jumps over the lazy dog. " * 6  # ~270 characters, a short paragraph
+
+
+# ------------------------------------------------------------------------------ write workers
+
+
+def _parts(message: Message, start: int, count: int) -> list[PutPart]:
+    return [
+        PutPart(TextPart(session_id=message.session_id, message_id=message.id,
+                         text=f"{i} {TEXT}", time_start=now(), time_end=now()))
+        for i in range(start, start + count)
+    ]
+
+
+def duckdb_worker(path: str, n: int, batch: int, start_at: float) -> dict:
+    store = DuckDBStore(path, lock_timeout=120)
+    session = store.create_session(SessionInfo())
+    message = Message(session_id=session.id, role="assistant")
+    store.write([PutMessage(message), AppendMessage(session.id, message.id)])
+    batches = [_parts(message, i, min(batch, n - i)) for i in range(0, n, batch)]
+    time.sleep(max(0.0, start_at - time.time()))
+    return _timed(store.write, batches)
+
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS session (tenant_id TEXT, id TEXT PRIMARY KEY, updated_at REAL);
+CREATE TABLE IF NOT EXISTS message (tenant_id TEXT, id TEXT PRIMARY KEY, session_id TEXT,
+    role TEXT, status TEXT);
+CREATE TABLE IF NOT EXISTS part (tenant_id TEXT, id TEXT PRIMARY KEY, session_id TEXT,
+    message_id TEXT, type TEXT, time_start REAL, time_end REAL, created_at REAL, data TEXT);
+CREATE INDEX IF NOT EXISTS part_message ON part (message_id);
+"""
+
+
+def sqlite_worker(path: str, n: int, batch: int, start_at: float) -> dict:
+    con = sqlite3.connect(path, timeout=120, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=FULL")
+    con.executescript(_SQLITE_SCHEMA)
+    con.execute("BEGIN IMMEDIATE")
+    session = SessionInfo()
+    message = Message(session_id=session.id, role="assistant")
+    con.execute("INSERT INTO session VALUES ('default', ?, ?)", [session.id, now()])
+    con.execute("INSERT INTO message VALUES ('default', ?, ?, 'assistant', 'running')",
+                [message.id, session.id])
+    con.execute("COMMIT")
+
+    def write(ops: list[PutPart]) -> None:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            ids = [op.part.id for op in ops]
+            state = WriteState(sessions={session.id: SessionState(deleted=False)})
+            state.messages[message.id] = MessageState("default", session.id, "assistant",
+                                                      "running", False)
+            marks = ",".join("?" * len(ids))
+            for pid, mid in con.execute(f"SELECT id, message_id FROM part WHERE id IN ({marks})", ids):
+                state.parts[pid] = PartState("default", session.id, mid, False)
+            plan = plan_write("default", ops, state)
+            con.executemany(
+                "INSERT OR REPLACE INTO part VALUES ('default', ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(p.id, p.session_id, p.message_id, p.type, p.time_start, p.time_end,
+                  p.created_at, p.model_dump_json()) for p in plan.parts.values()],
+            )
+            con.execute("UPDATE session SET updated_at = ? WHERE id = ?", [now(), session.id])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    batches = [_parts(message, i, min(batch, n - i)) for i in range(0, n, batch)]
+    time.sleep(max(0.0, start_at - time.time()))
+    return _timed(write, batches)
+
+
+def _timed(write, batches: list) -> dict:
+    waits = []
+    start = time.time()
+    for ops in batches:
+        t = time.perf_counter()
+        write(ops)
+        waits.append(time.perf_counter() - t)
+    return {"start": start, "end": time.time(), "parts": sum(map(len, batches)),
+            "median_ms": statistics.median(waits) * 1e3, "max_ms": max(waits) * 1e3}
+
+
+def run_writers(kind: str, path: Path, procs: int, n: int, batch: int) -> dict:
+    start_at = time.time() + 1.5 + 0.3 * procs  # after every process has imported and set up
+    workers = [
+        subprocess.Popen([sys.executable, __file__, "--worker", kind, str(path), str(n),
+                          str(batch), str(start_at)], stdout=subprocess.PIPE, text=True)
+        for _ in range(procs)
+    ]
+    reports = []
+    for w in workers:
+        out, _ = w.communicate()
+        if w.returncode:
+            raise SystemExit(f"a {kind} writer failed")
+        reports.append(json.loads(out))
+    wall = max(r["end"] for r in reports) - min(r["start"] for r in reports)
+    return {"rate": sum(r["parts"] for r in reports) / wall, "wall": wall,
+            "median_ms": statistics.median(r["median_ms"] for r in reports),
+            "max_ms": max(r["max_ms"] for r in reports)}
+
+
+def bench_writes(folder: Path) -> None:
+    print("\n## Group commit: parts/s persisted (one transaction per batch)\n")
+    print(f"{'workload':<26}{'DuckDB':>12}{'sqlite WAL':>12}{'DuckDB/sqlite':>15}"
+          f"{'DuckDB batch median/max ms':>30}")
+    for batch, n in ((20, 1000), (200, 4000)):
+        for procs in (1, 4):
+            figures = {}
+            for kind in ("duckdb", "sqlite"):
+                path = folder / f"w-{kind}-{batch}-{procs}.{'duckdb' if kind == 'duckdb' else 'sqlite'}"
+                if kind == "duckdb":
+                    DuckDBStore(path)  # the schema, before the race
+                figures[kind] = run_writers(kind, path, procs, n, batch)
+            d, s = figures["duckdb"], figures["sqlite"]
+            label = f"{procs} proc x {n} parts, b={batch}"
+            print(f"{label:<26}{d['rate']:>12,.0f}{s['rate']:>12,.0f}{d['rate'] / s['rate']:>15.2f}"
+                  f"{d['median_ms']:>20.1f} / {d['max_ms']:.0f}")
+
+
+# ------------------------------------------------------------------------------------ reads
+
+
+def bench_reads(folder: Path, count: int) -> None:
+    print(f"\n## Reads: a {count:,}-message session, 3 parts per message\n")
+    store = DuckDBStore(folder / "read.duckdb")
+    session = store.create_session(SessionInfo(name="long"))
+    t = time.perf_counter()
+    rows = 0
+    with store.hold():
+        for first in range(0, count, 2000):
+            ops: list = []
+            for i in range(first, min(count, first + 2000)):
+                m = Message(session_id=session.id, role="user" if i % 2 == 0 else "assistant",
+                            status="completed", completed_at=now())
+                ops += [
+                    PutMessage(m), PutPart(StepStartPart(session_id=session.id, message_id=m.id)),
+                    PutPart(TextPart(session_id=session.id, message_id=m.id, text=TEXT,
+                                     time_start=now(), time_end=now())),
+                    PutPart(StepFinishPart(session_id=session.id, message_id=m.id,
+                                           tokens=Tokens(input=1200, output=80), cost=0.001)),
+                    AppendMessage(session.id, m.id),
+                ]
+            store.write(ops)
+            rows += len(ops)
+    load = time.perf_counter() - t
+    print(f"bulk load (batches of 2,000 messages, held): {rows:,} rows in {load:.1f} s "
+          f"= {rows / load:,.0f} rows/s")
+
+    for page_size in (500, 2000):
+        t = time.perf_counter()
+        seen = sum(1 for _ in store.iter_timeline(session.id, page_size=page_size))
+        free = time.perf_counter() - t
+        t = time.perf_counter()
+        with store.hold():
+            held = sum(1 for _ in store.iter_timeline(session.id, page_size=page_size))
+        inside = time.perf_counter() - t
+        assert seen == held == count
+        print(f"full timeline, pages of {page_size:>5,}: {free * 1e3:8,.0f} ms "
+              f"(file opened per page), {inside * 1e3:8,.0f} ms inside hold()  "
+              f"= {count / inside:,.0f} messages/s")
+
+    middle = str(count // 2)
+
+    def one_page() -> float:
+        t = time.perf_counter()
+        page = store.timeline(session.id, cursor=middle, limit=100)
+        assert len(page.items) == 100
+        return (time.perf_counter() - t) * 1e3
+
+    free = statistics.median(one_page() for _ in range(15))
+    with store.hold():
+        inside = statistics.median(one_page() for _ in range(15))
+    print(f"one page of 100 (with parts), mid-session: {free:.1f} ms (file opened for it), "
+          f"{inside:.1f} ms inside hold()")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--messages", type=int, default=50_000)
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        kind, path, n, batch, start_at = args.worker
+        worker = duckdb_worker if kind == "duckdb" else sqlite_worker
+        print(json.dumps(worker(path, int(n), int(batch), float(start_at))))
+        return
+    import duckdb
+
+    print(f"# bench_store — duckdb {duckdb.__version__}, sqlite {sqlite3.sqlite_version}, "
+          f"python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="forge-bench-") as folder:
+        bench_writes(Path(folder))
+        bench_reads(Path(folder), args.messages)
+
+
+if __name__ == "__main__":
+    main()
