@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 
 from .. import llm
-from ..model import CompactionPart, Event, Message, TextPart, ToolPart, now
+from ..model import CompactionPart, Event, Message, StepFinishPart, TextPart, ToolPart, now
 from .context import RunContext
+from .prune import prune
 from .view import compaction_part, filter_compacted, is_summary
 
 SUMMARY_INSTRUCTIONS = """\
@@ -85,50 +86,77 @@ def pending(view: list[Message]) -> bool:
     return False
 
 
+def _last_step(view: list[Message]) -> tuple[StepFinishPart | None, int]:
+    """The newest measured model step since the last compaction, and an estimate of the tokens
+    written after it (its tools' outputs, newer messages): the next request carries those too."""
+    after = 0
+    for m in reversed(view):
+        if m.summary:
+            return None, 0  # just compacted: the next step measures the new view
+        if m.role == "assistant":
+            steps = [p for p in m.parts if isinstance(p, StepFinishPart)]
+            if steps:
+                outputs = "".join(p.output or p.error or "" for p in m.parts if isinstance(p, ToolPart))
+                return steps[-1], after + len(outputs) // 4
+        after += estimate_tokens(m)
+    return None, 0
+
+
+def request_chars(ctx: RunContext, view: list[Message]) -> int:
+    """About how many characters the next model request holds (system, tools, messages)."""
+    tools = json.dumps([t.definition() for t in ctx.tools.values()]) if ctx.tools else ""
+    return len(ctx.system) + len(tools) + sum(estimate_tokens(m) * 4 for m in model_order(view))
+
+
 def overflow(ctx: RunContext, view: list[Message]) -> bool:
-    """The last step's prompt + completion tokens, plus the compaction prompt, against the
-    model's usable window; a character budget where litellm does not know the model."""
-    last = next((m for m in reversed(view) if m.role == "assistant"), None)
-    if last is None or last.summary or not last.is_terminal:
+    """The last step's prompt + completion tokens (plus what was written after it, plus the
+    compaction prompt itself) against the model's usable window; a character budget where
+    litellm does not know the model."""
+    step, after = _last_step(view)
+    if step is None:
         return False
     window = usable_window(ctx.model, ctx.compaction_ratio)
     if window is None:
-        chars = sum(estimate_tokens(m) * 4 for m in view)
+        chars = request_chars(ctx, view) + prompt_tokens() * 4
         return chars > ctx.char_budget * ctx.compaction_ratio
-    steps = [p for p in last.parts if p.type == "step-finish"]
-    if not steps:
-        return False
-    t = steps[-1].tokens
-    used = t.input + t.output + t.cache_write + prompt_tokens()
+    # ``input`` already includes cache reads and writes (litellm's prompt_tokens).
+    used = step.tokens.input + step.tokens.output + after + prompt_tokens()
     return used > window
+
+
+def tail_budget(ctx: RunContext) -> int:
+    """Tokens the kept tail may hold: 25 % of the usable window, within 2,000–8,000 — and never
+    more than half the window, or a small model would compact again right away."""
+    window = usable_window(ctx.model, ctx.compaction_ratio) or int(ctx.char_budget * ctx.compaction_ratio) // 4
+    return min(max(TAIL_MIN_TOKENS, min(TAIL_MAX_TOKENS, window // 4)), window // 2)
 
 
 def tail_start(ctx: RunContext, view: list[Message]) -> str | None:
     """The first message of the last turns kept verbatim, or None.
 
-    Keeps up to TAIL_TURNS user turns within 25 % of the usable window (2,000–8,000 tokens).
-    A tail always starts at a user message, so a tool call is never separated from its
-    result (both live in the same assistant message).
+    Keeps up to TAIL_TURNS user turns within ``tail_budget``, never reaching behind the
+    previous boundary, and always leaves something before the tail to summarize. A tail
+    starts at a user message, so a tool call is never separated from its result (both live
+    in the same assistant message).
     """
-    window = usable_window(ctx.model, ctx.compaction_ratio) or ctx.char_budget // 4
-    budget = max(TAIL_MIN_TOKENS, min(TAIL_MAX_TOKENS, window // 4))
-    used, turns, start = 0, 0, None
+    budget = tail_budget(ctx)
+    used = 0
+    starts: list[int] = []  # view indexes of the kept turns' user messages, newest first
     for i in range(len(view) - 1, -1, -1):
         m = view[i]
-        if compaction_part(m) is not None or is_summary(m):
+        if compaction_part(m) is not None or m.summary:
             break  # never reach behind the previous boundary
         used += estimate_tokens(m)
         if used > budget:
             break
         if m.role == "user" and not _synthetic(m):
-            turns += 1
-            start = m.id
-            if turns >= TAIL_TURNS:
+            starts.append(i)
+            if len(starts) >= TAIL_TURNS:
                 break
-    if start is not None and start == next((m.id for m in view if m.role == "user"), None):
-        # The tail would be the whole view: nothing would be summarized.
-        return None
-    return start
+    for i in reversed(starts):  # the longest tail that still leaves something to summarize
+        if i > 0:
+            return view[i].id
+    return None
 
 
 def _synthetic(m: Message) -> bool:
@@ -152,14 +180,20 @@ def request(ctx: RunContext, *, auto: bool, reason: str) -> Message:
 
 
 def model_order(view: list[Message]) -> list[Message]:
-    """The view as the model reads it: a boundary's summary before the tail it kept."""
-    for i, m in enumerate(view):
+    """The view as the model reads it: the boundary (its compaction request and summary) before
+    the tail it kept verbatim; failed summaries and unanswered compaction requests left out
+    (the store keeps them); old tool outputs pruned (prune.py)."""
+    answered = {m.parent_id for m in view if is_summary(m)}
+    ordered = [m for m in view
+               if not (m.summary and not is_summary(m))
+               and (compaction_part(m) is None or m.id in answered)]
+    for i, m in enumerate(ordered):
         part = compaction_part(m)
-        if part is not None and part.tail_start and i > 0 and view[0].id == part.tail_start:
-            boundary = view[i:i + 2]
-            if len(boundary) == 2 and is_summary(boundary[1]):
-                return boundary + view[:i] + view[i + 2:]
-    return view
+        if part is not None and part.tail_start and i > 0 and ordered[0].id == part.tail_start:
+            end = max(j for j, x in enumerate(ordered) if is_summary(x) and x.parent_id == m.id)
+            ordered = ordered[i:end + 1] + ordered[:i] + ordered[end + 1:]
+            break
+    return prune(ordered)
 
 
 def _texts(m: Message) -> str:
@@ -180,10 +214,13 @@ def extractive_summary(history: list[Message], latest: str | None) -> str:
                 for key in ("path", "file", "filename"):
                     if isinstance(p.input.get(key), str):
                         files.append(p.input[key])
-    answers = [_texts(m) for m in history if m.role == "assistant" and _texts(m)]
+    answers = [_texts(m) for m in history
+               if m.role == "assistant" and not m.summary and _texts(m)]
+    earlier = [_texts(m) for m in history if is_summary(m) and _texts(m)]
     lines = [
         "(Extractive summary: the summarizing call failed, so this was assembled from the "
         "conversation itself.)",
+        *(["## Earlier summary", earlier[-1][:4000]] if earlier else []),
         "## Goal", goal[:2000],
         "## Decisions", (answers[-1][:1500] if answers else "(none recorded)"),
         "## Files, variables and DataFrames touched", "\n".join(sorted(set(files))) or "(none recorded)",
@@ -210,7 +247,7 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
         to_summarize = prior
     latest_user = next((_texts(m) for m in reversed(prior)
                         if m.role == "user" and not _synthetic(m) and _texts(m)), None)
-    tokens_before = sum(estimate_tokens(m) for m in view)
+    tokens_before = sum(estimate_tokens(m) for m in model_order(prior))
 
     summary = Message(session_id=ctx.session.id, role="assistant", parent_id=request_msg.id,
                       agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
@@ -246,7 +283,7 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
         synthetic_user(ctx, CONTINUE_TEXT, continuation=True)
     new_view = filter_compacted(reversed(current_view(ctx)))
     ctx.view_ids = [m.id for m in new_view]
-    tokens_after = sum(estimate_tokens(m) for m in new_view)
+    tokens_after = sum(estimate_tokens(m) for m in model_order(new_view))
     ctx.writer.record(Event(session_id=ctx.session.id, type="compaction", data={
         "auto": part.auto, "reason": part.reason, "request_message_id": request_msg.id,
         "summary_message_id": (fallback.id if extractive else summary.id),

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Literal
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
 
 from .. import llm
 from ..bus import SessionStatus, ToolOutput
@@ -50,8 +51,10 @@ class _StreamFailed(Exception):
 
 
 class Processor:
-    def __init__(self, ctx: RunContext, assistant: Message, *, tools: dict | None = None) -> None:
+    def __init__(self, ctx: RunContext, assistant: Message, *, tools: dict | None = None,
+                 source: Callable[[llm.LLMRequest], AsyncIterator[Any]] = llm.stream) -> None:
         self.ctx = ctx
+        self.source = source  # where stream events come from: litellm, or a recorded list
         self.tools = ctx.tools if tools is None else tools
         # A compaction summary is one answer in text: no tools run, no limits apply.
         self.summary = assistant.summary
@@ -155,7 +158,7 @@ class Processor:
     async def _consume(self, request: llm.LLMRequest) -> None:
         ctx = self.ctx
         sid, mid = ctx.session.id, self.assistant.id
-        async for ev in llm.stream(request):
+        async for ev in self.source(request):
             t = type(ev)
             if t is llm.TextDelta or t is llm.ReasoningDelta:
                 self._buf.append(ev.text)

@@ -214,7 +214,8 @@ def _check_budget(model: str, system: str, view: list[Message], text: str, budge
     if price is None:
         return  # the price table does not know the model: the in-run check still applies
     messages = [{"role": "system", "content": system},
-                *llm.to_model_messages(view, model=model), {"role": "user", "content": text}]
+                *llm.to_model_messages(compaction.model_order(view), model=model),
+                {"role": "user", "content": text}]
     tokens = llm.count_tokens(model, messages=messages)
     estimate = tokens * price
     if estimate > budget:

@@ -5,8 +5,8 @@ reaching that user message (it carries a compaction part) ends the scan, and the
 reversed to oldest → newest. Where the compaction part names a ``tail_start``, the scan goes
 on back to that message, so the turns kept verbatim stay in view.
 
-The timeline is read backwards page by page, so building the view costs the visible window,
-not the whole history.
+The timeline is read backwards page by page (pages that grow), so building the view costs the
+visible window, not the whole history.
 """
 
 from __future__ import annotations
@@ -76,17 +76,24 @@ def filter_compacted(newest_first: Iterable[Message]) -> list[Message]:
     return f.result
 
 
-def load_view(store: Store, session_id: str, *, page_size: int = 200) -> tuple[list[Message], int]:
-    """(the model's view, the timeline position where it starts), reading backwards."""
+def load_view(store: Store, session_id: str, *, page_size: int = 200,
+              max_page: int = 3_200) -> tuple[list[Message], int]:
+    """(the model's view, the timeline position where it starts), reading backwards.
+
+    Pages start at ``page_size`` messages and double up to ``max_page``: a short view costs
+    one small read, a long one a few reads, and at most about as much again is over-read.
+    """
     f = _Filter()
-    total = end = store.timeline_length(session_id)
-    start = end
-    while start > 0 and not f.done:
-        start = max(0, end - page_size)
-        page = store.timeline(session_id, cursor=encode_cursor(start), limit=end - start)
-        for m in reversed(page.items):
-            if not f.feed(m):
-                break
-        end = start
+    with store.hold():  # DuckDB: one open of the file for all the pages
+        total = end = store.timeline_length(session_id)
+        size = page_size
+        while end > 0 and not f.done:
+            start = max(0, end - size)
+            page = store.timeline(session_id, cursor=encode_cursor(start), limit=end - start)
+            for m in reversed(page.items):
+                if not f.feed(m):
+                    break
+            end = start
+            size = min(size * 2, max(max_page, page_size))
     f.result.reverse()
     return f.result, total - len(f.result)

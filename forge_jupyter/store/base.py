@@ -16,6 +16,7 @@ nothing — because the projection commits in groups (one per model step, not on
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -394,6 +395,11 @@ class Store(ABC):
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Keep the backend's connection open across several calls (a no-op where there is none)."""
+        yield
 
     def close(self) -> None:  # noqa: B027 - optional for backends without resources
         """Release any resources (files, connections)."""

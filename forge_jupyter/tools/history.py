@@ -1,7 +1,8 @@
 """``history``: read back what compaction took out of the model's view (DESIGN §6).
 
 Superseded messages are never deleted — the timeline keeps every body — so the agent can page
-through them: a list with the first lines of each, or one message in full.
+through them: a list with the first lines of each, or one message in full. A tool output that
+prune replaced by a placeholder is read back by its part id.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import asyncio
 import json
 from typing import Any
 
-from ..errors import ToolError
+from ..errors import NotFound, ToolError
 from ..session.view import load_view
 from .base import Tool, ToolContext, ToolResult
 
@@ -35,15 +36,33 @@ def _full(m: Any) -> str:
     return "\n\n".join(out)
 
 
-def _read(store: Any, session_id: str, offset: int, limit: int, message_id: str | None) -> str:
-    view, start = load_view(store, session_id)
-    if start == 0:
-        return "Nothing was compacted yet: every message of this session is in your view."
+def _part(store: Any, session_id: str, part_id: str) -> str:
+    try:
+        part = store.get_part(part_id)
+        store.position(session_id, part.message_id)  # a part of this session's timeline only
+    except NotFound:
+        raise ToolError(f"No part {part_id!r} in this session.") from None
+    if part.type != "tool":
+        return f"Part {part_id} is a {part.type} part:\n{getattr(part, 'text', '')}"
+    body = part.output if part.state == "completed" else part.error
+    return f"[tool {part.tool} {part.state}] input: {json.dumps(part.input)}\n{body or ''}"
+
+
+def _read(store: Any, session_id: str, offset: int, limit: int, message_id: str | None,
+          part_id: str | None = None) -> str:
+    if part_id:
+        return _part(store, session_id, part_id)
+    _view, start = load_view(store, session_id)
     if message_id:
-        position = store.position(session_id, message_id)
+        try:
+            position = store.position(session_id, message_id)
+        except NotFound:
+            raise ToolError(f"No message {message_id!r} in this session.") from None
         if position >= start:
             return f"Message {message_id} is still in your view (position {position})."
         return _full(store.get_message(message_id))
+    if start == 0:
+        return "Nothing was compacted yet: every message of this session is in your view."
     if offset >= start:
         return f"There are {start} superseded messages (positions 0–{start - 1}); offset {offset} is past them."
     page = store.timeline(session_id, cursor=str(offset), limit=min(limit, start - offset))
@@ -62,7 +81,8 @@ async def run_history(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if run is not None:
         await run.flush()
     text = await asyncio.to_thread(_read, ctx.forge.store, ctx.session_id, int(args.get("offset", 0)),
-                                   int(args.get("limit", 20)), args.get("message_id"))
+                                   int(args.get("limit", 20)), args.get("message_id"),
+                                   args.get("part_id"))
     return ToolResult(text, title="history")
 
 
@@ -72,7 +92,8 @@ def history_tool() -> Tool:
         description=(
             "Page through this session's earlier messages that were compacted out of your view "
             "(they are kept, only summarized for you). Without arguments: the first 20, one line "
-            "each; use offset/limit to page, or message_id to read one message in full."
+            "each; use offset/limit to page, or message_id to read one message in full. "
+            "part_id reads back a tool output that was pruned from your view."
         ),
         parameters={
             "type": "object",
@@ -80,6 +101,7 @@ def history_tool() -> Tool:
                 "offset": {"type": "integer", "minimum": 0, "default": 0},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
                 "message_id": {"type": "string"},
+                "part_id": {"type": "string"},
             },
             "additionalProperties": False,
         },
