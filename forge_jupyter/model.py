@@ -259,10 +259,10 @@ class Message(_Row):
         return self.text
 
     def _repr_markdown_(self) -> str:
-        body = self.text or "_(no text)_"
-        if self.error is not None:
-            body += f"\n\n**{self.status}:** {self.error.message}"
-        return body
+        # Model output is untrusted: JupyterLab does not sanitize Markdown from a live kernel.
+        from .render import message_markdown
+
+        return message_markdown(self)
 
 
 class SessionInfo(_Row):

@@ -138,7 +138,8 @@ class ForgeMagics(Magics):
             except BaseException:
                 view.finish(_turn(forge, session))
                 raise
-            view.finish(_turn(forge, session, answer.parent_id))
+            # In the background no cell value shows the answer: the record keeps it.
+            view.finish(_turn(forge, session, answer.parent_id), with_answer=opts.background)
             return answer
 
         if opts.background:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ from .retry import classify, describe, retry_after
 log = logging.getLogger(__name__)
 Outcome = Literal["continue", "stop", "compact"]
 ABORTED = "aborted: the run was stopped before this call finished"
+YIELD_EVERY = 0.02  # seconds of streaming between two turns of the event loop
 
 
 class _StreamFailed(Exception):
@@ -158,7 +160,14 @@ class Processor:
     async def _consume(self, request: llm.LLMRequest) -> None:
         ctx = self.ctx
         sid, mid = ctx.session.id, self.assistant.id
+        clock = time.monotonic
+        next_yield = clock() + YIELD_EVERY
         async for ev in self.source(request):
+            if clock() >= next_yield:
+                # litellm hands over buffered chunks without returning to the event loop; yield
+                # now and then so Stop, approval clicks and widget timers are not starved.
+                await asyncio.sleep(0)
+                next_yield = clock() + YIELD_EVERY
             t = type(ev)
             if t is llm.TextDelta or t is llm.ReasoningDelta:
                 self._buf.append(ev.text)

@@ -339,6 +339,12 @@ class FakeModelServer:
             self._script.extend(turns)
         return self
 
+    def clear(self) -> FakeModelServer:
+        """Drop every script entry not consumed yet (thread-safe)."""
+        with self._lock:
+            self._script.clear()
+        return self
+
     @property
     def remaining(self) -> int:
         """Script entries not consumed yet."""

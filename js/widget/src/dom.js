@@ -1,0 +1,74 @@
+// Tiny DOM helpers: elements are built with textContent only; HTML enters solely through
+// renderMarkdown (sanitized).
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+/** Insert `el` among `parent`'s children ordered by their data-id. */
+export function insertSorted(parent, el, id) {
+  for (const child of parent.children) {
+    if (child.dataset.id !== undefined && child.dataset.id > id) {
+      parent.insertBefore(el, child);
+      return;
+    }
+  }
+  parent.append(el);
+}
+
+/** Remember open <details>, input values and focus under `root` (keyed by data-key). */
+export function saveUi(root) {
+  const saved = { open: new Map(), values: new Map(), focus: null };
+  for (const d of root.querySelectorAll("details[data-key]")) saved.open.set(d.dataset.key, d.open);
+  for (const i of root.querySelectorAll("input[data-key]")) saved.values.set(i.dataset.key, i.value);
+  const active = document.activeElement;
+  if (active && root.contains(active) && active.dataset.key) saved.focus = active.dataset.key;
+  return saved;
+}
+
+export function restoreUi(root, saved) {
+  for (const d of root.querySelectorAll("details[data-key]")) {
+    if (saved.open.has(d.dataset.key)) d.open = saved.open.get(d.dataset.key);
+  }
+  for (const i of root.querySelectorAll("input[data-key]")) {
+    if (saved.values.has(i.dataset.key)) i.value = saved.values.get(i.dataset.key);
+  }
+  if (saved.focus) {
+    const el = root.querySelector(`[data-key="${CSS.escape(saved.focus)}"]`);
+    if (el) el.focus();
+  }
+}
+
+export function seconds(s) {
+  if (s === null || s === undefined || Number.isNaN(s)) return "";
+  if (s < 1) return `${Math.max(0, Math.round(s * 1000))} ms`;
+  if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${Math.round(s - m * 60)} s`;
+}
+
+export function count(n) {
+  return Number(n || 0).toLocaleString("en-US");
+}
+
+export function money(cost) {
+  if (cost === null || cost === undefined) return "cost unknown";
+  if (cost === 0) return "$0";
+  return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}

@@ -1,0 +1,68 @@
+// Model output is untrusted: Markdown → HTML (marked) → DOMPurify with a narrow profile.
+// No scripts, event handlers, styles, forms, frames or objects; links open in a new tab with
+// rel="noopener noreferrer"; only inline data: images load (a remote image URL in model text
+// is a way to send data out of the notebook, so it becomes a plain link instead).
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+const purify = DOMPurify(window);
+
+const SAFE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,/i;
+const FORBID_TAGS = [
+  "style", "link", "meta", "base", "form", "input", "button", "textarea", "select", "option",
+  "iframe", "frame", "frameset", "object", "embed", "applet", "audio", "video", "source",
+  "track", "dialog", "template", "svg", "math", "noscript",
+];
+const CONFIG = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS,
+  FORBID_ATTR: ["style", "id", "name", "srcset", "action", "formaction", "ping", "target"],
+  ALLOW_DATA_ATTR: false,
+  RETURN_DOM_FRAGMENT: true,
+};
+
+purify.addHook("uponSanitizeAttribute", (node, data) => {
+  // Classes only where marked puts them (code language); model text cannot borrow ours.
+  if (data.attrName === "class" && node.nodeName !== "CODE") data.keepAttr = false;
+});
+
+purify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.nodeName === "A") {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer");
+  } else if (node.nodeName === "IMG") {
+    const src = node.getAttribute("src") || "";
+    if (!SAFE_IMAGE.test(src)) {
+      node.removeAttribute("src");
+      node.setAttribute("data-blocked-src", src);
+    }
+  }
+});
+
+function unblockAsLinks(fragment) {
+  for (const img of fragment.querySelectorAll("img[data-blocked-src]")) {
+    const src = img.getAttribute("data-blocked-src");
+    const label = `image: ${img.getAttribute("alt") || src || "(no address)"}`;
+    let repl;
+    if (/^https?:\/\//i.test(src)) {
+      repl = document.createElement("a");
+      repl.href = src;
+      repl.target = "_blank";
+      repl.rel = "noopener noreferrer";
+      repl.title = "Remote images in model output are not loaded; open it yourself if you trust it";
+    } else {
+      repl = document.createElement("span");
+    }
+    repl.className = "forge-blocked-image";
+    repl.textContent = `[${label}]`;
+    img.replaceWith(repl);
+  }
+  return fragment;
+}
+
+/** A sanitized DocumentFragment for `text` (Markdown as the model wrote it). */
+export function renderMarkdown(text) {
+  const html = marked.parse(text || "");
+  return unblockAsLinks(purify.sanitize(html, CONFIG));
+}

@@ -1,0 +1,462 @@
+// The turn's DOM: a header (status, Stop), notices, then each message's parts in id order.
+// Redraws happen at most once per animation frame, and only for what changed.
+import { count, h, insertSorted, money, restoreUi, saveUi, seconds } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import { receive, TurnState } from "./state.js";
+
+const LONG_OUTPUT_LINES = 12;
+const LONG_OUTPUT_CHARS = 1500;
+const LONG_DIFF_LINES = 40;
+const IMAGE_MIMES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+export class TurnView {
+  constructor(el, model) {
+    this.model = model;
+    this.state = new TurnState();
+    this.synced = false;
+    this.frame = 0;
+    this.stopping = false;
+    this.runningSince = new Map(); // part id -> performance.now() when first seen running
+    this.startedAt = performance.now();
+    this.partNodes = new Map();
+    this.messageNodes = new Map();
+
+    this.statusEl = h("span", { class: "forge-status", "data-testid": "status" });
+    this.elapsedEl = h("span", { class: "forge-elapsed" });
+    this.stopEl = h("button", {
+      class: "forge-stop", type: "button", "data-testid": "stop", title: "Stop this run",
+      onclick: () => this.stop(),
+    }, "Stop");
+    this.noticesEl = h("div", { class: "forge-notices" });
+    this.orphansEl = h("div", { class: "forge-approvals" });
+    this.bodyEl = h("div", { class: "forge-body" });
+    this.root = h("div", { class: "forge-turn", "data-testid": "forge-turn" },
+      h("div", { class: "forge-header" }, this.statusEl, this.elapsedEl,
+        h("span", { class: "forge-spacer" }), this.stopEl),
+      this.noticesEl, this.orphansEl, this.bodyEl);
+    el.classList.add("forge-widget");
+    el.append(this.root);
+    this.ticker = setInterval(() => this.tick(), 1000);
+    // Ask again if the snapshot never came (a message lost while the kernel was busy).
+    this.resync = setInterval(() => this.synced || this.send({ type: "hello" }), 3000);
+    this.draw();
+  }
+
+  send(msg) {
+    try {
+      this.model.send(msg);
+    } catch (err) {
+      console.warn("forge widget: message not sent", err);
+    }
+  }
+
+  dispose() {
+    clearInterval(this.ticker);
+    clearInterval(this.resync);
+    if (this.frame) cancelAnimationFrame(this.frame);
+  }
+
+  // -- messages from the kernel ------------------------------------------------------------
+
+  onMessage(msg) {
+    const result = receive(this.state, msg, this.synced);
+    if (result === "synced") {
+      this.synced = true;
+      this.state.dirty.all = true;
+    } else if (result === "resync") {
+      this.synced = false;
+      this.send({ type: "hello" });
+      return;
+    } else if (result !== "applied") {
+      return;
+    }
+    this.root.dataset.seq = String(this.state.seq);
+    this.schedule();
+  }
+
+  schedule() {
+    if (!this.frame) {
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.draw();
+      });
+    }
+  }
+
+  // -- actions -----------------------------------------------------------------------------
+
+  stop() {
+    this.stopping = true;
+    this.stopEl.disabled = true;
+    this.stopEl.textContent = "Stopping…";
+    this.send({ type: "stop" });
+  }
+
+  answer(request, answer, wrap) {
+    const input = wrap.querySelector("input");
+    const reason = input ? input.value.trim() : "";
+    for (const b of wrap.querySelectorAll("button")) b.disabled = true;
+    wrap.dataset.sending = answer;
+    this.send({ type: "approve", request_id: request.id, answer, reason: reason || null });
+  }
+
+  // -- drawing -----------------------------------------------------------------------------
+
+  draw() {
+    const s = this.state;
+    const d = s.dirty;
+    if (d.all) {
+      const saved = saveUi(this.root);
+      this.bodyEl.replaceChildren();
+      this.partNodes.clear();
+      this.messageNodes.clear();
+      for (const m of s.orderedMessages()) {
+        this.drawMessage(m);
+        for (const p of s.partsOf(m.id)) this.drawPart(p);
+      }
+      this.drawOrphanApprovals();
+      restoreUi(this.root, saved);
+    } else {
+      for (const id of d.messages) {
+        const m = s.messages.get(id);
+        if (m) this.drawMessage(m);
+      }
+      for (const id of d.parts) {
+        const p = s.parts.get(id);
+        if (p) this.drawPart(p);
+      }
+    }
+    if (d.header || d.all) {
+      this.drawHeader();
+      this.drawNotices();
+    }
+    this.root.dataset.running = String(s.running);
+    s.dirty = { all: false, parts: new Set(), messages: new Set(), header: false };
+  }
+
+  tick() {
+    if (this.state.running) {
+      this.elapsedEl.textContent = wholeSeconds((performance.now() - this.startedAt) / 1000);
+    }
+    for (const el of this.root.querySelectorAll("[data-running-since]")) {
+      const since = Number(el.dataset.runningSince);
+      el.textContent = wholeSeconds((performance.now() - since) / 1000);
+    }
+  }
+
+  drawHeader() {
+    const s = this.state;
+    let label;
+    let kind;
+    const last = s.orderedMessages().filter((m) => m.role === "assistant").pop();
+    if (!s.running) {
+      kind = last && last.status !== "running" ? last.status : "completed";
+      label = { completed: "Done", aborted: "Stopped", error: "Error", interrupted: "Interrupted" }[kind] || kind;
+    } else if (s.pendingApprovals().length) {
+      kind = "approval";
+      label = "Waiting for your approval";
+    } else if (s.status.status === "retry") {
+      kind = "retry";
+      const { attempt, wait } = s.status.detail;
+      label = `Retrying${attempt ? ` (attempt ${attempt + 1})` : ""}${wait ? ` in ${seconds(wait)}` : ""}…`;
+    } else if (s.status.status === "compacting") {
+      kind = "running";
+      label = "Compacting the context…";
+    } else {
+      kind = "running";
+      label = this.stopping ? "Stopping…" : "Working…";
+    }
+    this.statusEl.dataset.status = kind;
+    this.statusEl.replaceChildren(h("span", { class: "forge-dot" }), label);
+    this.stopEl.hidden = !s.running;
+    if (!s.running) this.elapsedEl.textContent = "";
+  }
+
+  drawNotices() {
+    this.noticesEl.replaceChildren(...this.state.notices.map((n) =>
+      h("div", { class: "forge-notice", "data-testid": "notice", "data-level": n.level }, n.message)));
+  }
+
+  drawOrphanApprovals() {
+    const orphans = [...this.state.approvals.values()].filter((a) => !this.state.parts.has(a.part_id));
+    this.orphansEl.replaceChildren(...orphans.map((a) => this.approvalEl(a, true)));
+  }
+
+  messageNode(m) {
+    let node = this.messageNodes.get(m.id);
+    if (!node) {
+      const partsEl = h("div", { class: "forge-parts" });
+      const statusEl = h("div", { class: "forge-message-status" });
+      const el = h("section", { class: "forge-message", "data-id": m.id, "data-role": m.role },
+        partsEl, statusEl);
+      insertSorted(this.bodyEl, el, m.id);
+      node = { el, partsEl, statusEl };
+      this.messageNodes.set(m.id, node);
+    }
+    return node;
+  }
+
+  drawMessage(m) {
+    if (m.role !== "assistant" && !this.messageNodes.has(m.id)) return; // created by its parts
+    const node = this.messageNode(m);
+    node.el.dataset.status = m.status;
+    node.el.classList.toggle("forge-summary", Boolean(m.summary));
+    node.statusEl.replaceChildren();
+    if (m.status === "error" || m.status === "aborted" || m.status === "interrupted") {
+      const text = m.error ? m.error.message : m.status;
+      const title = { error: "Error", aborted: "Stopped", interrupted: "Interrupted" }[m.status];
+      node.statusEl.append(h("div", {
+        class: `forge-message-error forge-${m.status}`, "data-testid": "message-error",
+        "data-status": m.status,
+      }, h("strong", {}, `${title}: `), text));
+    }
+  }
+
+  drawPart(p) {
+    const m = this.state.messages.get(p.message_id);
+    if (m && m.role === "user" && p.type !== "compaction") return;
+    const el = this.partEl(p, m);
+    const old = this.partNodes.get(p.id);
+    if (!el) {
+      if (old) old.remove();
+      this.partNodes.delete(p.id);
+      return;
+    }
+    el.dataset.id = p.id;
+    if (old) {
+      const saved = saveUi(old);
+      old.replaceWith(el);
+      restoreUi(el, saved);
+    } else {
+      const node = this.messageNode(m || { id: p.message_id, role: "assistant" });
+      insertSorted(node.partsEl, el, p.id);
+    }
+    this.partNodes.set(p.id, el);
+  }
+
+  partEl(p, m) {
+    switch (p.type) {
+      case "text": return this.textEl(p, m);
+      case "reasoning": return this.reasoningEl(p);
+      case "tool": return this.toolEl(p);
+      case "step-finish": return this.stepEl(p);
+      case "retry": return this.retryEl(p);
+      case "compaction": return this.compactionEl(p);
+      case "patch": return this.patchEl(p);
+      case "subtask":
+        return h("div", { class: "forge-subtask", "data-testid": "subtask" },
+          h("span", { class: "forge-label" }, "Subtask"), " ", h("code", {}, p.agent), " ",
+          p.description || p.prompt);
+      case "file":
+        return h("div", { class: "forge-file", "data-testid": "file" },
+          h("span", { class: "forge-label" }, "File"), " ", h("code", {}, p.filename || p.path || p.url || ""));
+      case "agent":
+        return h("div", { class: "forge-agent-ref" }, h("code", {}, `@${p.name}`));
+      default:
+        return null; // step-start and future types: nothing to show
+    }
+  }
+
+  textEl(p, m) {
+    const streaming = p.time_end === null || p.time_end === undefined;
+    const body = h("div", {
+      class: `forge-text forge-md${p.synthetic ? " forge-synthetic" : ""}`,
+      "data-testid": "text", "data-streaming": String(streaming),
+    }, renderMarkdown(p.text));
+    if (m && m.summary) {
+      return h("details", { class: "forge-summary-text", "data-key": `summary:${p.id}` },
+        h("summary", {}, "Summary of the earlier conversation"), body);
+    }
+    return body;
+  }
+
+  reasoningEl(p) {
+    const streaming = p.time_end === null || p.time_end === undefined;
+    let label = "Reasoning";
+    if (streaming) label = "Thinking…";
+    else if (p.time_start && p.time_end) label = `Thought for ${seconds(p.time_end - p.time_start)}`;
+    const tail = streaming ? (p.text || "").trim().split("\n").pop().slice(-90) : "";
+    return h("details", {
+      class: "forge-reasoning", "data-testid": "reasoning", "data-key": `reasoning:${p.id}`,
+      "data-streaming": String(streaming),
+    }, h("summary", {}, h("span", { class: "forge-label" }, label),
+      tail ? h("span", { class: "forge-reasoning-tail" }, tail) : null),
+    h("div", { class: "forge-md forge-reasoning-body" }, renderMarkdown(p.text)));
+  }
+
+  toolEl(p) {
+    const s = this.state;
+    const approval = s.approvalFor(p.id);
+    const waiting = approval && approval.answer === null;
+    if (p.state === "running" && !this.runningSince.has(p.id)) this.runningSince.set(p.id, performance.now());
+    let duration = null;
+    if (p.time_start && p.time_end) duration = h("span", { class: "forge-duration", "data-testid": "tool-duration" }, seconds(p.time_end - p.time_start));
+    else if (p.state === "running") {
+      const since = this.runningSince.get(p.id);
+      duration = h("span", { class: "forge-duration", "data-running-since": String(since) }, wholeSeconds((performance.now() - since) / 1000));
+    }
+    const stateLabel = waiting ? "awaiting approval" : p.state;
+    const card = h("div", {
+      class: "forge-tool", "data-testid": "tool", "data-state": p.state, "data-tool": p.tool,
+    }, h("div", { class: "forge-tool-head" },
+      h("span", { class: "forge-tool-icon", "aria-hidden": "true" }),
+      h("span", { class: "forge-tool-name" }, p.tool || "(unnamed tool)"),
+      h("span", { class: "forge-tool-title" }, p.title || summarizeInput(p)),
+      h("span", { class: "forge-tool-state", "data-testid": "tool-state" }, stateLabel),
+      duration));
+    card.append(this.argsEl(p));
+    const live = s.outputs.get(p.id);
+    if (live && !(p.state === "completed" && p.output)) {
+      card.append(h("pre", { class: "forge-tool-live", "data-testid": "tool-live-output" }, live));
+    }
+    if (p.state === "completed" && p.output !== null && p.output !== undefined) card.append(this.outputEl(p));
+    if (p.state === "error" && p.error) {
+      card.append(h("pre", { class: "forge-tool-error", "data-testid": "tool-error" }, p.error));
+    }
+    const displays = s.displays.get(p.id) || [];
+    if (displays.length) card.append(h("div", { class: "forge-displays" }, displays.map(displayEl)));
+    if (approval) card.append(this.approvalEl(approval, false));
+    // Scroll live output to its end after it is in the document.
+    requestAnimationFrame(() => {
+      const pre = card.querySelector(".forge-tool-live");
+      if (pre) pre.scrollTop = pre.scrollHeight;
+    });
+    return card;
+  }
+
+  argsEl(p) {
+    const rows = [];
+    if (p.raw_input) rows.push(h("pre", {}, p.raw_input));
+    for (const [key, value] of Object.entries(p.input || {})) {
+      if (typeof value === "string" && (value.includes("\n") || value.length > 80)) {
+        rows.push(h("div", { class: "forge-arg" }, h("span", { class: "forge-arg-key" }, key), h("pre", {}, value)));
+      } else {
+        rows.push(h("div", { class: "forge-arg" }, h("span", { class: "forge-arg-key" }, key),
+          h("code", {}, JSON.stringify(value))));
+      }
+    }
+    if (!rows.length) return null;
+    return h("details", { class: "forge-tool-args", "data-testid": "tool-args", "data-key": `args:${p.id}` },
+      h("summary", {}, "Arguments"), rows);
+  }
+
+  outputEl(p) {
+    const text = p.output || "(no output)";
+    const lines = text.split("\n").length;
+    const note = p.metadata && p.metadata.truncated
+      ? h("div", { class: "forge-note" }, `The model saw a shortened output; the full output is saved at ${p.metadata.truncated.saved || "the session's output folder"}.`)
+      : null;
+    if (lines > LONG_OUTPUT_LINES || text.length > LONG_OUTPUT_CHARS) {
+      return h("details", { class: "forge-tool-output", "data-testid": "tool-output", "data-key": `out:${p.id}` },
+        h("summary", {}, `Output · ${count(lines)} lines`), h("pre", {}, text), note);
+    }
+    return h("div", { class: "forge-tool-output", "data-testid": "tool-output" }, h("pre", {}, text), note);
+  }
+
+  approvalEl(a, orphan) {
+    const wrap = h("div", { class: "forge-approval", "data-testid": "approval", "data-request-id": a.id });
+    if (a.answer !== null) {
+      const said = { once: "Allowed once", session: "Allowed for this session", deny: "Denied" }[a.answer] || a.answer;
+      wrap.dataset.answer = a.answer;
+      wrap.append(h("div", { class: "forge-approval-answer", "data-testid": "approval-answer" },
+        said, a.reason ? ` — ${a.reason}` : ""));
+      return wrap;
+    }
+    wrap.append(h("div", { class: "forge-approval-question" },
+      "Allow ", h("code", {}, a.tool), " to run?",
+      a.rule ? h("span", { class: "forge-approval-rule" }, ` (rule ${a.rule})`) : null));
+    if (orphan && a.input) wrap.append(h("pre", {}, JSON.stringify(a.input, null, 2)));
+    const reason = h("input", {
+      class: "forge-approval-reason", type: "text", "data-testid": "approval-reason",
+      "data-key": `reason:${a.id}`, placeholder: "Reason (optional, the model reads it)",
+    });
+    const button = (answer, label, testid, cls) => h("button", {
+      type: "button", class: `forge-button ${cls}`, "data-testid": testid,
+      onclick: () => this.answer(a, answer, wrap),
+    }, label);
+    wrap.append(h("div", { class: "forge-approval-actions" },
+      button("once", "Allow once", "approve-once", "forge-primary"),
+      button("session", "Allow for session", "approve-session", ""),
+      button("deny", "Deny", "deny", "forge-danger"),
+      reason));
+    return wrap;
+  }
+
+  stepEl(p) {
+    const t = p.tokens || {};
+    const approx = t.estimated ? "≈" : "";
+    const bits = [`${approx}${count(t.input)} in`, `${approx}${count(t.output)} out`];
+    if (t.reasoning) bits.push(`${count(t.reasoning)} reasoning`);
+    if (t.cache_read) bits.push(`${count(t.cache_read)} cached`);
+    bits.push(money(p.cost));
+    if (p.model) bits.push(p.model);
+    return h("div", { class: "forge-step", "data-testid": "step-footer" }, bits.join(" · "));
+  }
+
+  retryEl(p) {
+    return h("div", { class: "forge-retry", "data-testid": "retry" },
+      h("span", { class: "forge-label" }, `Retry ${p.attempt}`),
+      p.wait ? ` · waited ${seconds(p.wait)}` : "", " · ", p.error);
+  }
+
+  compactionEl(p) {
+    return h("div", { class: "forge-compaction", "data-testid": "compaction" },
+      h("span", { class: "forge-label" }, p.auto ? "Context compacted automatically" : "Context compacted"),
+      p.reason ? ` — ${p.reason}` : "");
+  }
+
+  patchEl(p) {
+    return h("div", { class: "forge-patch", "data-testid": "patch" }, (p.files || []).map((f) => {
+      const lines = (f.diff || "").split("\n");
+      const pre = h("pre", { class: "forge-diff" }, lines.map((line) => {
+        let cls = "";
+        if (line.startsWith("+++") || line.startsWith("---")) cls = "forge-diff-meta";
+        else if (line.startsWith("+")) cls = "forge-diff-add";
+        else if (line.startsWith("-")) cls = "forge-diff-del";
+        else if (line.startsWith("@@")) cls = "forge-diff-hunk";
+        return h("span", { class: cls }, `${line}\n`);
+      }));
+      const head = [h("code", {}, f.path), " ",
+        h("span", { class: "forge-diff-add" }, `+${f.additions || 0}`), " ",
+        h("span", { class: "forge-diff-del" }, `−${f.deletions || 0}`)];
+      const open = lines.length <= LONG_DIFF_LINES;
+      return h("details", { class: "forge-patch-file", "data-key": `patch:${p.id}:${f.path}`, open },
+        h("summary", {}, h("span", { class: "forge-label" }, "Patch"), " ", head), pre);
+    }));
+  }
+}
+
+function wholeSeconds(s) {
+  return s < 60 ? `${Math.floor(s)} s` : seconds(s);
+}
+
+function summarizeInput(p) {
+  const input = p.input || {};
+  for (const value of Object.values(input)) {
+    if (typeof value === "string" && value.trim()) {
+      const first = value.trim().split("\n")[0];
+      return first.length > 80 ? `${first.slice(0, 79)}…` : first;
+    }
+  }
+  return "";
+}
+
+function displayEl(bundle) {
+  const label = bundle["text/plain"] || "";
+  for (const mime of IMAGE_MIMES) {
+    if (typeof bundle[mime] === "string") {
+      return h("img", {
+        class: "forge-display-image", "data-testid": "display-image", alt: label,
+        src: `data:${mime};base64,${bundle[mime].replace(/\s/g, "")}`,
+      });
+    }
+  }
+  if (typeof bundle["image/svg+xml"] === "string") {
+    // As an <img>, an SVG cannot run scripts.
+    return h("img", {
+      class: "forge-display-image", "data-testid": "display-image", alt: label,
+      src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(bundle["image/svg+xml"])}`,
+    });
+  }
+  return h("pre", { class: "forge-display-text" }, label);
+}

@@ -1,0 +1,174 @@
+"""TurnView in a real kernel (jupyter_client), with this test as the widget frontend.
+
+Throttling: whatever the token rate, the view sends at most ~30 messages a second, and what a
+view folds from them ends with exactly the stored text. Fallback: with no view answering, or
+with FORGE_WIDGET=off, the turn streams as plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+
+import pytest
+from kernel_frontend import KERNEL_SETUP, KernelFrontend, max_in_window
+
+from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call
+
+pytestmark = pytest.mark.slow
+
+RATE = 30  # the default throttle_hz
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def kernel(server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelFrontend]:
+    cwd = tmp_path_factory.mktemp("kernel")
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("FORGE_WIDGET", None)
+    fe = KernelFrontend(env=env, cwd=str(cwd))
+    server.add("warm up")
+    fe.run(KERNEL_SETUP.format(base=server.openai_base))
+    yield fe
+    fe.close()
+
+
+def last_stdout_json(fe: KernelFrontend) -> dict:
+    return json.loads("".join(fe.stdout).strip().splitlines()[-1])
+
+
+def test_a_20000_chunk_stream_sends_at_most_30_messages_a_second_and_ends_exact(kernel):
+    kernel.stdout.clear()
+    kernel.run("""
+s = f.session()
+view = TurnView(f, s); view.start()
+t0 = time.monotonic()
+await asyncio.to_thread(synthetic_stream, s, 20_000)
+took = time.monotonic() - t0
+view.finish(s.messages())
+print(json.dumps({"took": took, "sent": view.messages_sent, "fallback": view.fallback}))
+print(stored_texts(s))
+""")
+    lines = "".join(kernel.stdout).strip().splitlines()
+    info, stored = json.loads(lines[-2]), json.loads(lines[-1])
+    assert info["fallback"] is False
+    batches = kernel.batches()
+    times = [b.at for b in batches]
+    span = times[-1] - times[0]
+    assert info["took"] > 1.0, "the stream should be spread over time to measure a rate"
+    assert max_in_window(times) <= RATE + 2, f"{max_in_window(times)} messages in one second"
+    assert len(batches) <= RATE * (span + 1) + 2
+    assert len(batches) >= RATE * span * 0.5, "updates flow while the stream runs, not at its end"
+    assert kernel.view.texts() == stored
+    assert len(next(iter(stored.values()))) > 100_000
+
+
+def test_a_real_stream_is_coalesced_and_a_view_that_missed_a_batch_resyncs(kernel, server):
+    words = " ".join(f"w{i}" for i in range(700))  # ~3,400 one-character chunks
+    server.add(Turn([text(words, chunk=1)]))
+
+    def drop_one_then_continue(fe: KernelFrontend, body: dict) -> None:
+        # Pretend the view missed batch 5: it must ask for a snapshot and still end exact.
+        if body.get("kind") == "batch" and body["seq"] == 5 and fe.view.resyncs == 0:
+            fe.view.seq -= 1
+
+    kernel.stdout.clear()
+    kernel.run("""
+s = f.session()
+view = TurnView(f, s); view.start()
+f.announce(s.id, 'using the OFFLINE DEMO model')
+msg = await s.prompt_async('Count.')
+view.finish(s.messages())
+print(stored_texts(s))
+""", on_custom=drop_one_then_continue)
+    stored = last_stdout_json(kernel)
+    snapshots = [r for r in kernel.received if r.content["kind"] == "snapshot"]
+    assert kernel.view.resyncs == 1 and len(snapshots) == 2  # ready, then hello
+    notices = [op for r in kernel.received for op in r.content["ops"] if op["op"] == "notice"]
+    assert notices[0]["message"] == "using the OFFLINE DEMO model"
+    assert max_in_window([b.at for b in kernel.batches()]) <= RATE + 2
+    assert kernel.view.texts() == stored
+    assert next(iter(stored.values())) == words
+    # The live display was replaced by the static record.
+    updates = [o for o in kernel.outputs if o["type"] == "update_display_data"]
+    assert updates and "text/markdown" in updates[-1]["data"]
+
+
+def test_without_a_view_the_turn_streams_as_text(kernel, server):
+    server.add(Turn([text("Let me look."), tool_call("nothing_here", {"x": 1})]),
+               Turn.text("No view answered, so this is plain text."))
+    kernel.answer_ready = False
+    kernel.stdout.clear()
+    try:
+        kernel.run("""
+s = f.session()
+view = TurnView(f, s, ready_timeout=0.3); view.start()
+f.announce(s.id, 'using the OFFLINE DEMO model')
+await asyncio.sleep(0.6)  # no view says ready: text mode from here on
+msg = await s.prompt_async('Hello?')
+view.finish(s.messages())
+print(); print(view.fallback)
+""")
+    finally:
+        kernel.answer_ready = True
+    out = "".join(kernel.stdout)
+    assert out.strip().endswith("True")
+    assert "note: using the OFFLINE DEMO model\n\nLet me look." in out
+    assert "✗ nothing_here failed: Unknown tool" in out
+    assert "No view answered, so this is plain text." in out
+    # Before the timeout the view was optimistic; after it, nothing more went to the widget.
+    assert [op["op"] for b in kernel.batches() for op in b.content["ops"]] == ["notice"]
+
+
+def test_forge_widget_off_means_text_from_the_start(kernel, server):
+    server.add(Turn.text("Plain from the first token."))
+    kernel.outputs.clear()
+    kernel.stdout.clear()
+    kernel.run("""
+os.environ['FORGE_WIDGET'] = 'off'
+try:
+    s = f.session()
+    view = TurnView(f, s); view.start()
+    msg = await s.prompt_async('Hi')
+    view.finish(s.messages())
+finally:
+    del os.environ['FORGE_WIDGET']
+print(view.fallback, view.widget is None)
+""")
+    out = "".join(kernel.stdout)
+    assert "Plain from the first token." in out
+    assert out.strip().endswith("True True")
+    assert not [o for o in kernel.outputs if o["type"] in ("display_data", "update_display_data")]
+
+
+def test_nbclient_gets_streamed_text_and_the_static_record(server, tmp_path, monkeypatch):
+    import nbclient
+    import nbformat
+
+    for key, value in {"FORGE_MODEL": "openai/fake-model", "FORGE_API_BASE": server.openai_base,
+                       "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(tmp_path / "forge.duckdb"),
+                       "LITELLM_LOCAL_MODEL_COST_MAP": "True"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("FORGE_WIDGET", raising=False)
+    words = " ".join(f"n{i}" for i in range(60))
+    server.add(Turn([text("Looking first."), tool_call("nothing_here", {})]),
+               Turn([text(words, chunk=3)], chunk_delay=0.03))  # lasts past the ready timeout
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext forge_jupyter"),
+                nbformat.v4.new_code_cell("%%forge\nTalk to a headless frontend.")]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[1].outputs
+    printed = "".join(o.text for o in outputs if o.output_type == "stream")
+    assert "Looking first." in printed and words in printed
+    records = [o for o in outputs if o.output_type == "display_data"]
+    assert len(records) == 1 and "**`nothing_here`** · error" in records[0].data["text/markdown"]
+    assert "application/vnd.jupyter.widget-view+json" not in records[0].data
+    value = [o for o in outputs if o.output_type == "execute_result"]
+    assert words in value[0].data["text/markdown"]
