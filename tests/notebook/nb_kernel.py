@@ -1,0 +1,68 @@
+"""A real IPython kernel driven over jupyter_client, collecting what a frontend would show."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class Result:
+    status: str
+    stdout: str = ""
+    stderr: str = ""
+    results: list[dict[str, Any]] = field(default_factory=list)  # execute_result data bundles
+    displays: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        return self.stdout + self.stderr + "".join(
+            str(r.get("text/plain", "")) for r in self.results)
+
+
+class Kernel:
+    def __init__(self, env: dict[str, str], cwd: str) -> None:
+        self.km = KernelManager(kernel_name="python3")
+        self.km.kernel_spec.argv[0] = sys.executable  # this venv's Python
+        self.km.start_kernel(env={**os.environ, **env}, cwd=cwd)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def run(self, code: str, timeout: float = 120) -> Result:
+        msg_id = self.kc.execute(code, store_history=True)
+        result = Result(status="?")
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=timeout)
+            except queue.Empty:
+                raise TimeoutError(f"no output for {timeout} s running:\n{code}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                if content["name"] == "stdout":
+                    result.stdout += content["text"]
+                else:
+                    result.stderr += content["text"]
+            elif kind == "execute_result":
+                result.results.append(content["data"])
+            elif kind in ("display_data", "update_display_data"):
+                result.displays.append(content["data"])
+            elif kind == "error":
+                result.error = content
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        result.status = reply["content"]["status"]
+        return result
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)

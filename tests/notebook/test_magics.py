@@ -1,0 +1,180 @@
+"""%%forge and %forge through a real kernel (jupyter_client), against the fake model server."""
+
+from __future__ import annotations
+
+import pytest
+
+from forge_jupyter.testing import FakeModelServer, Turn, tool_call
+
+from nb_kernel import Kernel
+
+
+def usage_error(r) -> bool:
+    """IPython shows a UsageError as one line on stderr, without a traceback."""
+    return r.stderr.startswith("UsageError: ") and r.error is None
+
+
+@pytest.fixture(scope="module")
+def model_server():
+    with FakeModelServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kernel(model_server, tmp_path_factory):
+    root = tmp_path_factory.mktemp("nb")
+    k = Kernel({"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": model_server.openai_base,
+                "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(root / "forge.duckdb"),
+                "FORGE_WIDGET": "off"}, cwd=str(root))
+    assert k.run("%load_ext forge_jupyter").status == "ok"
+    yield k
+    k.close()
+
+
+@pytest.fixture
+def server(model_server):
+    model_server.clear()
+    return model_server
+
+
+def test_load_ext_is_fast_and_does_not_import_litellm(kernel):
+    r = kernel.run("import sys; print('litellm' in sys.modules)")
+    assert r.stdout.strip() == "False"
+
+
+def test_a_forge_cell_answers_and_its_value_is_the_message(kernel, server):
+    server.add(Turn.text("Hello from the model."))
+    r = kernel.run("%%forge\nSay hello")
+    assert r.status == "ok", r.error
+    assert "Hello from the model." in r.stdout  # streamed as text (no widget frontend)
+    [value] = r.results
+    assert "Hello from the model." in value["text/markdown"]
+    check = kernel.run("print(type(_).__name__, _.status, _.text)")
+    assert check.stdout.strip() == "Message completed Hello from the model."
+    assert server.requests[-1].messages[-1]["content"] == "Say hello"
+
+
+def test_variables_are_interpolated_and_double_braces_escape(kernel, server):
+    server.add(Turn.text("ok"))
+    kernel.run("city = 'Lima'")
+    r = kernel.run("%%forge\nWeather in {city}? Format as {{json}}.")
+    assert r.status == "ok", r.error
+    assert server.requests[-1].messages[-1]["content"] == "Weather in Lima? Format as {json}."
+
+
+def test_an_unknown_variable_is_a_usage_message_not_a_traceback(kernel, server):
+    before = len(server.requests)
+    r = kernel.run("%%forge\nTell me about {nope}")
+    assert r.status == "error"
+    assert usage_error(r) and "no variable 'nope'" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(server.requests) == before
+
+
+def test_bad_options_give_a_usage_message(kernel, server):
+    r = kernel.run("%%forge --frobnicate\nhi")
+    assert r.status == "error" and usage_error(r)
+    assert "usage: %%forge" in r.stderr
+    r = kernel.run("%%forge --tools python=maybe\nhi")
+    assert usage_error(r) and "name=true|false" in r.stderr
+
+
+def test_an_unknown_session_is_a_clear_error_listing_the_sessions(kernel, server):
+    kernel.run("%forge new alpha")
+    r = kernel.run("%%forge -s nosuchsession\nhi")
+    assert r.status == "error" and usage_error(r)
+    assert "no session named or numbered 'nosuchsession'" in r.stderr
+    assert "alpha" in r.stderr
+
+
+def test_session_options_new_and_use(kernel, server):
+    server.add(Turn.text("one"), Turn.text("two"), Turn.text("three"))
+    n = len(server.requests)
+    assert kernel.run("%%forge --new -s project-x\nfirst").status == "ok"
+    assert kernel.run("%%forge\nsecond").status == "ok"  # the current session: project-x
+    first, second = server.requests[n].messages, server.requests[n + 1].messages
+    assert [m["content"] for m in second if m["role"] == "user"] == ["first", "second"]
+    kernel.run("%forge new other")
+    assert kernel.run("%%forge\nfresh").status == "ok"
+    assert [m["content"] for m in server.requests[n + 2].messages if m["role"] == "user"] == ["fresh"]
+    assert len(first) < len(second)
+    r = kernel.run("%forge use project-x")
+    assert "project-x" in r.stdout
+
+
+def test_model_agent_tools_and_budget_options(kernel, server):
+    server.add(Turn.text("planned"))
+    r = kernel.run("%%forge -m openai/gpt-4o -a plan --tools python=false,sql=true --budget 1.5\nplan")
+    assert r.status == "ok", r.error
+    req = server.requests[-1]
+    assert req.model == "gpt-4o"
+    assert "python" not in req.tools and "write" not in req.tools and "sql" in req.tools
+    origin = kernel.run("m = _.parent_id; import forge_jupyter as fj; "
+                        "print(fj.current().store.get_message(m).metadata)")
+    assert "1.5" in origin.stdout
+
+
+def test_the_user_message_records_where_it_came_from(kernel, server):
+    server.add(Turn.text("traced"))
+    kernel.run("%%forge\ntrace me")
+    r = kernel.run("import forge_jupyter as fj; print(fj.current().store.get_message(_.parent_id).origin)")
+    assert "'execution_count':" in r.stdout and "'notebook':" in r.stdout
+
+
+def test_async_option_returns_at_once_and_the_run_continues(kernel, server):
+    server.add(Turn.text("background answer", chunk=2, chunk_delay=0.02))
+    r = kernel.run("%%forge --async\nrun in the background")
+    assert r.status == "ok" and r.results == []
+    done = kernel.run("import asyncio, forge_jupyter as fj\n"
+                      "c = fj.current()\n"
+                      "for _ in range(200):\n"
+                      "    await asyncio.sleep(0.05)\n"
+                      "    ms = [m for s in [c.session(get_ipython()._forge_magics.controller.current_session_id)] for m in s.messages()]\n"
+                      "    if ms and ms[-1].status == 'completed': break\n"
+                      "print(ms[-1].text)")
+    assert "background answer" in done.stdout
+
+
+def test_tool_calls_run_in_the_kernel_namespace(kernel, server):
+    server.add(Turn([tool_call("variables", {"name": "df"})]), Turn.text("It has 3 rows."))
+    kernel.run("import pandas as pd; df = pd.DataFrame({'a': [1, 2, 3]})")
+    r = kernel.run("%%forge\nHow many rows has df?")
+    assert r.status == "ok", r.error
+    tool_result = [m for m in server.requests[-1].messages if m["role"] == "tool"][0]["content"]
+    assert "3 rows × 1 columns" in tool_result
+
+
+def test_line_magic_subcommands_return_dataframes(kernel, server):
+    server.add(Turn.text("for the frames"))
+    kernel.run("%%forge\nsomething to count")
+    for command in ("sessions", "history", "history --all", "cost", "cost --by day",
+                    "cost --by model", "config", "sql SELECT count(*) AS n FROM messages"):
+        r = kernel.run(f"_r = %forge {command}\nprint(type(_r).__name__)")
+        assert r.status == "ok", (command, r.error)
+        assert r.stdout.strip() == "DataFrame", command
+    cfg = kernel.run("_c = %forge config\nprint(_c.to_string())")
+    assert "env FORGE_MODEL" in cfg.stdout and "openai/gpt-4o-mini" in cfg.stdout
+
+
+def test_config_magic_changes_the_model_and_shows_its_source(kernel, server):
+    server.add(Turn.text("configured"))
+    kernel.run("%config Forge.model = 'openai/gpt-4.1-mini'")
+    kernel.run("%%forge\nwhich model?")
+    assert server.requests[-1].model == "gpt-4.1-mini"
+    r = kernel.run("_c = %forge config\nprint(_c.to_string())")
+    assert "gpt-4.1-mini" in r.stdout and "config" in r.stdout
+    kernel.run("%config Forge.model = 'openai/gpt-4o-mini'")
+
+
+def test_fork_compact_stop_and_help(kernel, server):
+    server.add(Turn.text("base answer"), Turn.text("## Goal\nsummary"), Turn.text("after fork"))
+    kernel.run("%forge new forkme")
+    kernel.run("%%forge\nbase question")
+    r = kernel.run("%forge fork")
+    assert "Forked into session" in r.stdout
+    r = kernel.run("%forge compact")
+    assert "Compacted session" in r.stdout, r.error
+    assert kernel.run("%forge stop").stdout.strip() == "Nothing is running."
+    assert "%forge sessions" in kernel.run("%forge help").stdout
+    r = kernel.run("%forge frobnicate")
+    assert usage_error(r) and "unknown %forge command" in r.stderr
