@@ -27,7 +27,8 @@ def forge_cell(prompt: str, options: str = "") -> str:
 
 def widget_text(nb: NotebookPage, index: int) -> str:
     texts = nb.widget(index).locator("[data-testid=text]")
-    return " ".join(texts.all_inner_texts()) if texts.count() else ""
+    # textContent, not innerText: the latter depends on layout, which the clone changes
+    return " ".join(texts.all_text_contents()) if texts.count() else ""
 
 
 def test_text_arrives_live_while_the_cell_runs(page, lab, script):

@@ -10,7 +10,7 @@ export class TurnState {
 
   reset() {
     this.messages = new Map(); // id -> message row
-    this.parts = new Map(); // id -> part row (streamed text accumulated in place)
+    this.parts = new Map(); // id -> part row (read-only: shared with other views, see delta)
     this.outputs = new Map(); // part id -> live output text (tail)
     this.displays = new Map(); // part id -> [mime bundle]
     this.approvals = new Map(); // request id -> {id, part_id, tool, input, rule, answer, reason}
@@ -39,13 +39,12 @@ export class TurnState {
         break;
       }
       case "delta": {
-        let part = this.parts.get(op.id);
-        if (part === undefined) {
-          // A delta before its row can only come from a missed batch; keep the text anyway.
-          part = { id: op.id, message_id: op.message_id, type: "text", text: "" };
-          this.parts.set(op.id, part);
-        }
-        part[op.field] = (part[op.field] || "") + op.text;
+        // A delta before its row can only come from a missed batch; keep the text anyway.
+        const part = this.parts.get(op.id) || { id: op.id, message_id: op.message_id, type: "text", text: "" };
+        // A new row, never an edit of the old one: rows come from the kernel's messages, and
+        // every view of the widget (a cloned notebook view, a second output) is handed the same
+        // message object, so an edit in place would add each fragment once per view.
+        this.parts.set(op.id, { ...part, [op.field]: (part[op.field] || "") + op.text });
         this.markPart(op.id);
         break;
       }
