@@ -1,0 +1,189 @@
+"""Agent-core benchmarks (issue 3, and write amplification for issue 2). Prints figures.
+
+    .venv/bin/python benchmarks/bench_core.py
+
+1. Harness overhead: `prompt()` of a scripted turn (2,000 streamed chunks + 3 tool calls, then
+   a short answer) against a bare `litellm.acompletion` loop consuming the same two streams from
+   the same fake server — interleaved, several rounds, medians. Target ratio ≤ 1.10.
+2. Processor throughput: stream events/s through Processor + write entry + bus, no network
+   (events from a list), with no subscriber and with one. Target ≥ 100,000 deltas/s.
+3. Write amplification: rows committed for a streamed turn of 10,000 text deltas + 20 tool
+   calls. Target: deltas cause zero writes; rows ≈ parts + messages.
+4. `import forge_jupyter` time (litellm not imported), against `import litellm`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from forge_jupyter import Forge  # noqa: E402
+from forge_jupyter import llm  # noqa: E402
+from forge_jupyter.model import Message, SessionInfo, Tokens  # noqa: E402
+from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
+from forge_jupyter.session.processor import Processor  # noqa: E402
+from forge_jupyter.session.writer import Writer  # noqa: E402
+from forge_jupyter.store.memory import MemoryStore  # noqa: E402
+from forge_jupyter.store.projection import Projection  # noqa: E402
+from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call  # noqa: E402
+from forge_jupyter.tools.base import tool_from_function  # noqa: E402
+from forge_jupyter.bus import Bus  # noqa: E402
+
+
+def _turns() -> list[Turn]:
+    body = "".join(f"w{i % 10} " for i in range(2000))  # 2,000 chunks of 3 characters
+    first = Turn([text(body, chunk=3)] + [tool_call("noop", {"i": i}) for i in range(3)])
+    return [first, Turn.text("done.")]
+
+
+def noop(i: int) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+async def bare_litellm(server: FakeModelServer) -> None:
+    lm = llm.litellm()
+    kwargs = server.model_kwargs("openai")
+    messages = [{"role": "user", "content": "go"}]
+    tools = [tool_from_function(noop).definition()]  # the same request shape the harness sends
+    for _ in range(2):
+        response = await lm.acompletion(messages=messages, tools=tools, stream=True, max_retries=0,
+                                        stream_options={"include_usage": True}, **kwargs)
+        async for _chunk in response:
+            pass
+
+
+def harness_overhead(rounds: int = 5) -> None:
+    with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
+        results = {}
+        for label, db in (("memory", ":memory:"), ("duckdb", os.path.join(tmp, "b.duckdb"))):
+            forge = Forge(db=db, builtin_tools=False, tools=[tool_from_function(noop)],
+                          **server.model_kwargs("openai"))
+            server.add(*_turns())
+            forge.session(new=True).prompt("warm up")
+            server.add(*_turns())
+            asyncio.run(bare_litellm(server))
+            harness, bare = [], []
+            for _ in range(rounds):
+                server.add(*_turns())
+                t = time.perf_counter()
+                asyncio.run(bare_litellm(server))
+                bare.append(time.perf_counter() - t)
+                server.add(*_turns())
+                s = forge.session(new=True)
+                t = time.perf_counter()
+                s.prompt("go")
+                harness.append(time.perf_counter() - t)
+            forge.close()
+            results[label] = (statistics.median(harness), statistics.median(bare))
+        for label, (h, b) in results.items():
+            print(f"harness overhead [{label:6}]: prompt() {h * 1000:7.1f} ms vs bare litellm "
+                  f"{b * 1000:7.1f} ms → ratio {h / b:.3f}  (target ≤ 1.10)")
+
+
+def _ctx(bus: Bus) -> tuple[RunContext, Message, Projection]:
+    store = MemoryStore()
+    info = store.create_session(SessionInfo())
+    projection = Projection(store)
+    writer = Writer(projection, bus)
+    user = Message(session_id=info.id, role="user", status="completed")
+    assistant = Message(session_id=info.id, role="assistant", parent_id=user.id)
+    for m in (user, assistant):
+        writer.update_message(m)
+        writer.append(info.id, m.id)
+    projection.flush()
+    ctx = RunContext(session=info, writer=writer, bus=bus, model="openai/x", agent="build",
+                     system="", tools={"noop": tool_from_function(noop)}, params={},
+                     config=RunConfig(doom_loop_threshold=0), user_message_id=user.id,
+                     view_ids=[user.id, assistant.id])
+    return ctx, assistant, projection
+
+
+def _events(deltas: int, tools: int) -> list:
+    events: list = [llm.TextStart()]
+    events += [llm.TextDelta("tok ") for _ in range(deltas)]
+    events.append(llm.TextEnd())
+    for i in range(tools):
+        events.append(llm.ToolInputStart(i, f"call_{i}", "noop"))
+    for i in range(tools):
+        events.append(llm.ToolCall(i, f"call_{i}", "noop", f'{{"i": {i}}}'))
+    events.append(llm.StepFinish("tool_calls", Tokens(input=10, output=deltas), 0.0, "openai/x"))
+    return events
+
+
+def processor_throughput(deltas: int = 200_000) -> None:
+    events = _events(deltas, 0)
+
+    async def source(_request):
+        for e in events:
+            yield e
+
+    for label, subscribe in (("no subscriber", False), ("one subscriber", True)):
+        bus = Bus()
+        seen = []
+        if subscribe:
+            bus.subscribe(seen.append)
+        ctx, assistant, _ = _ctx(bus)
+        processor = Processor(ctx, assistant, source=source)
+        request = llm.LLMRequest(model="openai/x", system="", messages=[])
+        t = time.perf_counter()
+        asyncio.run(processor.process(request))
+        dt = time.perf_counter() - t
+        print(f"processor throughput [{label:14}]: {deltas / dt:,.0f} deltas/s "
+              f"({deltas:,} deltas in {dt * 1000:.0f} ms; target ≥ 100,000/s)")
+
+
+def write_amplification(deltas: int = 10_000, tools: int = 20) -> None:
+    events = _events(deltas, tools)
+
+    async def source(_request):
+        for e in events:
+            yield e
+
+    bus = Bus()
+    ctx, assistant, projection = _ctx(bus)
+    before_rows, before_batches = projection.rows_written, projection.batches_written
+    asyncio.run(Processor(ctx, assistant, source=source).process(
+        llm.LLMRequest(model="openai/x", system="", messages=[])))
+    rows = projection.rows_written - before_rows
+    batches = projection.batches_written - before_batches
+    message = ctx.writer.message(assistant.id)
+    parts = len(message.parts)
+    # Tool parts are committed twice on purpose: pending (before they run, so a crash mid-tool
+    # still finds the call) and finished. Everything else lands once. Deltas never write.
+    expected = (parts + 1) + tools
+    print(f"write amplification: {deltas:,} deltas + {tools} tool calls → {rows} rows in {batches} "
+          f"commits; the message has {parts} parts + 1 message row; expected {expected} "
+          f"(each tool part twice: before and after it runs); rows from deltas: {rows - expected}")
+
+
+def import_time() -> None:
+    def measure(stmt: str) -> float:
+        runs = []
+        for _ in range(3):
+            out = subprocess.run([sys.executable, "-c", f"import time; t=time.perf_counter(); {stmt}; "
+                                  "print(time.perf_counter()-t)"], capture_output=True, text=True,
+                                 env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+            runs.append(float(out.stdout.strip().splitlines()[-1]))
+        return min(runs)
+
+    ours = measure("import forge_jupyter, sys; assert 'litellm' not in sys.modules")
+    ext = measure("import forge_jupyter, sys; from forge_jupyter.notebook import magics; "
+                  "assert 'litellm' not in sys.modules")
+    theirs = measure("import litellm")
+    print(f"import forge_jupyter: {ours * 1000:.0f} ms (target ≤ 300 ms; litellm not imported); "
+          f"with the magics module: {ext * 1000:.0f} ms; import litellm alone: {theirs * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    import_time()
+    processor_throughput()
+    write_amplification()
+    harness_overhead()
