@@ -24,8 +24,11 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from forge_jupyter import Forge  # noqa: E402
-from forge_jupyter import llm  # noqa: E402
+from forge_jupyter import (
+    Forge,  # noqa: E402
+    llm,  # noqa: E402
+)
+from forge_jupyter.bus import Bus  # noqa: E402
 from forge_jupyter.model import Message, SessionInfo, Tokens  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
@@ -34,7 +37,6 @@ from forge_jupyter.store.memory import MemoryStore  # noqa: E402
 from forge_jupyter.store.projection import Projection  # noqa: E402
 from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call  # noqa: E402
 from forge_jupyter.tools.base import tool_from_function  # noqa: E402
-from forge_jupyter.bus import Bus  # noqa: E402
 
 
 def _turns() -> list[Turn]:

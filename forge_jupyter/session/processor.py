@@ -295,7 +295,7 @@ class Processor:
         timeout = tool.timeout or ctx.config.tool_timeout
         try:
             result = await asyncio.wait_for(tool.run(part.input, tctx), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._fail_tool(part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
             return
         except asyncio.CancelledError:

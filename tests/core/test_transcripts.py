@@ -13,8 +13,8 @@ import re
 import pytest
 
 from forge_jupyter.testing import Turn
-from forge_jupyter.tools.base import Tool, ToolResult
 from forge_jupyter.testing.transcripts import list_transcripts, parse_wire
+from forge_jupyter.tools.base import Tool, ToolResult
 
 TRANSCRIPTS = list_transcripts()
 MID_STREAM_ERROR = {"openrouter-midstream-error.sse"}

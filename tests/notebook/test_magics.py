@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from nb_kernel import Kernel
 
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
-
-from nb_kernel import Kernel
 
 
 def usage_error(r) -> bool:
