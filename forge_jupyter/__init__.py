@@ -11,7 +11,17 @@ __version__ = "0.1.0"
 __all__ = ["Forge", "Session", "Message", "__version__"]
 
 
+# History as data, on the notebook's Forge: forge_jupyter.sessions(), .costs(by="day"), …
+_SHORTCUTS = frozenset({
+    "sessions", "messages", "parts", "tool_calls", "costs", "compactions", "context", "turns",
+    "history", "events", "sql", "export_session", "import_session", "export_parquet",
+    "delete_session", "cleanup",
+})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SHORTCUTS:
+        return getattr(current(), name)
     if name == "Forge":
         from .forge import Forge
 

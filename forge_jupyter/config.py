@@ -32,6 +32,7 @@ ENV = {
     "widget_throttle": "FORGE_WIDGET_THROTTLE",
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
+    "max_age": "FORGE_MAX_AGE",
 }
 
 
@@ -52,6 +53,8 @@ class Forge(Configurable):
     widget_throttle = Float(30.0, help="Most widget updates per second.").tag(config=True)
     widget = Unicode("auto", help="auto | off: 'off' renders turns as plain streamed text.").tag(config=True)
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
+    max_age = Unicode("", help='Delete sessions idle longer than this ("30d", "12h") when the store '
+                      "opens; empty (the default) keeps everything.").tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -102,6 +105,7 @@ class Forge(Configurable):
             "step_limit": self.step_limit,
             "tool_timeout": self.tool_timeout,
             "builtin_tools": self.builtin_tools,
+            "max_age": self.max_age or None,
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base

@@ -71,6 +71,7 @@ class Forge:
         root: str | os.PathLike[str] | None = None,
         output_root: str | os.PathLike[str] | None = None,
         load_plugins: bool = True,
+        max_age: Any = None,
         **litellm_kwargs: Any,
     ) -> None:
         self.store = open_store(db, tenant=tenant)
@@ -108,6 +109,9 @@ class Forge:
                 self.add_tool(t)
         for t in tools:
             self.add_tool(t)
+        # Retention: only when configured, never by default (a timedelta or "30d").
+        self.max_age = max_age
+        self.cleanup_at_startup()
 
     def __repr__(self) -> str:
         return f"Forge(store={self.store!r}, model={self.model!r})"
@@ -322,3 +326,156 @@ class Forge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- history as data ------------------------------------------------------------------
+    # DataFrames and SQL over the store's views (frames.py, store/views.py), export and
+    # import (export.py), retention (retention.py). Each read flushes buffered rows first.
+    # Frames return pandas DataFrames and ages are datetime.timedelta — annotated Any here, as
+    # this module imports neither (pandas loads only when a frame is asked for).
+
+    def sessions(self, *, since: Any = None, until: Any = None) -> Any:
+        """Live sessions with their step, token and cost totals (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.sessions(self.store, since=since, until=until)
+
+    def messages(self, session: Any = None, *, role: Any = None, model: Any = None,
+                 since: Any = None, until: Any = None) -> Any:
+        """Message bodies (of a session: those it wrote), oldest first (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.messages(self.store, session, role=role, model=model, since=since,
+                               until=until)
+
+    def parts(self, session: Any = None, type: Any = None, *, since: Any = None,
+              until: Any = None) -> Any:
+        """Parts, optionally of one or more types, in id order (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.parts(self.store, session, type, since=since, until=until)
+
+    def tool_calls(self, session: Any = None, tool: Any = None, state: Any = None, *,
+                   model: Any = None, since: Any = None, until: Any = None) -> Any:
+        """Tool calls: state, duration, input/output size, error (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.tool_calls(self.store, session, tool, state, model=model, since=since,
+                                 until=until)
+
+    def costs(self, by: str | Iterable[str] = "session", *, session: Any = None,
+              model: Any = None, since: Any = None, until: Any = None) -> Any:
+        """Tokens and cost by session, day, model, agent or cell (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.costs(self.store, by if isinstance(by, str) else list(by),
+                            session=session, model=model, since=since, until=until)
+
+    def compactions(self, session: Any = None, *, since: Any = None, until: Any = None) -> Any:
+        """Compactions: when, reason, auto, tokens before/after (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.compactions(self.store, session, since=since, until=until)
+
+    def context(self, session: Any = None, *, since: Any = None, until: Any = None) -> Any:
+        """Per model call: the tokens sent and the compaction boundary in force (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.context(self.store, session, since=since, until=until)
+
+    def turns(self, session: Any = None, *, since: Any = None, until: Any = None) -> Any:
+        """Per user message: the prompt, its cell, what answering it took (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.turns(self.store, session, since=since, until=until)
+
+    def history(self, session: Any, include_superseded: bool = False) -> Any:
+        """The session's timeline with ``visible_to_model`` (a DataFrame); messages a
+        compaction superseded only with ``include_superseded=True``."""
+        from . import frames
+
+        self.flush()
+        return frames.history(self.store, session, include_superseded)
+
+    def events(self, session: Any = None, type: Any = None, *, since: Any = None,
+               until: Any = None) -> Any:
+        """Events: compactions, forks, permissions, aborts, deletions, … (a DataFrame)."""
+        from . import frames
+
+        self.flush()
+        return frames.events(self.store, session, type, since=since, until=until)
+
+    def sql(self, query: str, params: Any = None) -> Any:
+        """One read-only SELECT over this tenant's tables and views (docs/schema.md)."""
+        from . import frames
+
+        self.flush()
+        return frames.sql(self.store, query, params)
+
+    def export_session(self, session: Any, path: str | os.PathLike[str]) -> Path:
+        """Write a session to JSON (atomic, secrets scrubbed, orphaned calls closed)."""
+        from . import export, frames
+
+        self.flush()
+        return export.export_session(self.store, frames.session_id(self.store, session), path)
+
+    def import_session(self, path: str | os.PathLike[str], *, name: str | None = None,
+                       new_ids: bool = False) -> Session:
+        """Import an exported session, all or nothing; never overwrites (see export.py)."""
+        from . import export
+
+        return Session(self, export.import_session(self.store, path, name=name,
+                                                   new_ids=new_ids))
+
+    def export_parquet(self, view: str, path: str | os.PathLike[str]) -> Path:
+        """Write one of the views (docs/schema.md) to a Parquet file, atomically."""
+        from . import export
+
+        self.flush()
+        return export.export_parquet(self.store, view, path)
+
+    @property
+    def max_age(self) -> Any:  # datetime.timedelta | None
+        """Sessions idle longer than this are deleted by ``cleanup()`` — and when the Forge
+        starts, if set (``cleanup_at_startup``). None (the default): nothing is deleted."""
+        return getattr(self, "_max_age", None)
+
+    @max_age.setter
+    def max_age(self, value: Any) -> None:  # timedelta | "30d" | None
+        from .retention import parse_max_age
+
+        self._max_age = parse_max_age(value)
+
+    def delete_session(self, session: Any) -> None:
+        """Delete a session (not while it runs), its bodies no fork shares, and its saved
+        outputs; recorded as a ``session.deleted`` event."""
+        from . import frames, retention
+
+        self.flush()
+        sid = frames.session_id(self.store, session)
+        assert sid is not None
+        retention.delete_session(self.store, sid, output_dir=self.output_dir(sid))
+
+    def cleanup(self, max_age: Any = None, *,
+                trigger: str = "on demand") -> list[str]:
+        """Delete the sessions idle longer than ``max_age`` (default: the configured one);
+        returns their ids; recorded as events."""
+        from . import retention
+
+        age = retention.parse_max_age(max_age) if max_age is not None else self.max_age
+        if age is None:
+            raise ValueError("cleanup() needs a max_age (a timedelta or e.g. '30d'), given here "
+                             "or configured as Forge(max_age=…)")
+        self.flush()
+        return retention.cleanup(self.store, age, trigger=trigger, output_dir=self.output_dir)
+
+    def cleanup_at_startup(self) -> list[str]:
+        """What ``__init__`` runs last: ``cleanup()`` when ``max_age`` is set, else nothing."""
+        return self.cleanup(trigger="startup") if self.max_age is not None else []

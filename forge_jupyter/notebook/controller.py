@@ -14,7 +14,7 @@ from typing import Any
 from ..config import Forge as ForgeConfig
 from ..errors import NotFound
 
-_STORE_KEYS = ("db", "tenant", "builtin_tools")
+_STORE_KEYS = ("db", "tenant", "builtin_tools", "max_age")
 _LIVE_KEYS = ("model", "agent", "permissions", "compaction_ratio", "char_budget", "step_limit",
               "tool_timeout")
 

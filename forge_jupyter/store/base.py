@@ -20,10 +20,14 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import DuplicateId, Immutable, MessageRunning, NotFound, SessionDeleted
 from ..model import Event, Message, Part, SessionInfo
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
 
 T = TypeVar("T")
 DEFAULT_TENANT = "default"
@@ -281,6 +285,10 @@ class Store(ABC):
         """Insert a session; DuplicateId if its id (any tenant) or name (this tenant) is taken."""
 
     @abstractmethod
+    def create_session_with(self, info: SessionInfo, ops: Sequence[Op]) -> SessionInfo:
+        """Insert a session and write a batch into it, in one transaction (an import)."""
+
+    @abstractmethod
     def get_session(self, session_id: str) -> SessionInfo:
         """NotFound if missing or of another tenant; SessionDeleted if deleted."""
 
@@ -369,6 +377,24 @@ class Store(ABC):
         limit: int = PAGE_SIZE,
     ) -> Page[Event]:
         """Events, oldest first, optionally of one session and one type."""
+
+    # -- SQL over the documented views (store/views.py) -----------------------------------
+
+    def reading(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """A DuckDB connection holding the schema's tables and views (every tenant's rows,
+        or only this one's), for read-only SQL; scope queries with ``views.select``."""
+        raise NotImplementedError(f"{type(self).__name__} offers no SQL over its rows")
+
+    def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
+        """Run one read-only SELECT (or WITH … SELECT) over this tenant's rows.
+
+        Each table name (session, message, part, session_message, event) and view name
+        (views.VIEW_NAMES) stands for this tenant's rows only; nothing it does is kept.
+        """
+        from .views import select
+
+        with self.reading() as con:
+            return select(con, query, params, self.tenant_id)
 
     # -- runner lease ---------------------------------------------------------------------
 

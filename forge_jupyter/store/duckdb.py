@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 
@@ -57,18 +57,14 @@ from .base import (
     encode_cursor,
     plan_write,
 )
-from .duckdb_file import CATALOG, DuckDBFile, shared_file
+from .duckdb_file import DuckDBFile, shared_file
 from .schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
     PART_COLUMNS,
     SESSION_COLUMNS,
     TIMELINE_COLUMNS,
-    tenant_views,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -248,22 +244,10 @@ class DuckDBStore(Store):
         with self._file().opened(self.lock_timeout):
             yield self
 
-    def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
-        """Run one read-only SELECT (or WITH … SELECT) over this tenant's rows.
-
-        Each table name (session, message, part, session_message, event) stands for this
-        tenant's rows only; the statement runs in a transaction that is rolled back.
-        """
-        with self._file().rolled_back(self.lock_timeout) as con:
-            statements = con.extract_statements(query)
-            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-                kinds = ", ".join(s.type.name for s in statements) or "nothing"
-                raise ValueError(
-                    "store.sql runs exactly one read-only SELECT (or WITH … SELECT) "
-                    f"statement; this query holds: {kinds}. Write through the store's API."
-                )
-            text = statements[0].query.rstrip().rstrip(";")
-            return con.execute(tenant_views(text, self.tenant_id, CATALOG), params).df()
+    def reading(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """The file, for read-only SQL over the tables and views (``Store.sql``, frames.py),
+        in a transaction that is always rolled back."""
+        return self._file().rolled_back(self.lock_timeout)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -332,6 +316,13 @@ class DuckDBStore(Store):
     def create_session(self, info: SessionInfo) -> SessionInfo:
         with self._tx() as con:
             self._insert_session(con, info)
+            return info
+
+    def create_session_with(self, info: SessionInfo, ops: Sequence[Op]) -> SessionInfo:
+        with self._tx() as con:
+            self._insert_session(con, info)
+            if ops:
+                self._write(con, list(ops))
             return info
 
     def _insert_session(self, con: duckdb.DuckDBPyConnection, info: SessionInfo) -> None:

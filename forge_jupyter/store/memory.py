@@ -7,10 +7,12 @@ several tenants share one DuckDB file or one PostgreSQL database.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
 from ..model import Event, Message, Part, SessionInfo
@@ -87,6 +89,17 @@ class MemoryStore(Store):
                 raise DuplicateId(f"a session named {info.name!r} already exists; pick another name")
             self.db.sessions[info.id] = _SessionRow(self.tenant_id, info)
             self.db.timeline[info.id] = []
+            return info
+
+    def create_session_with(self, info: SessionInfo, ops: Sequence[Op]) -> SessionInfo:
+        with self.db.lock:
+            self.create_session(info)
+            try:
+                self.write(ops)
+            except BaseException:  # write validates before it applies: only the session to undo
+                del self.db.sessions[info.id]
+                del self.db.timeline[info.id]
+                raise
             return info
 
     def _by_name(self, name: str) -> _SessionRow | None:
@@ -311,6 +324,15 @@ class MemoryStore(Store):
         items = rows[start : start + limit]
         nxt = start + limit
         return Page(items, encode_cursor(nxt) if nxt < len(rows) else None)
+
+    # -- SQL -------------------------------------------------------------------------------
+
+    def reading(self) -> contextlib.AbstractContextManager[Any]:
+        """A throwaway in-memory DuckDB holding this tenant's rows, with the file's schema
+        and views: the DuckDB backend's SQL, run on the same tables (store/views.py)."""
+        from .views import memory_snapshot
+
+        return memory_snapshot(self)
 
     # -- leases ----------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import SchemaTooNew, StoreUnreadable
+from .views import CREATE_VIEWS, VIEW_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +143,16 @@ _INDEXES = (
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tables", _TABLES),
     Migration(2, "indexes", _INDEXES),
+    # the documented views (store/views.py, docs/schema.md); a later change to a view is a
+    # new step that drops and recreates it
+    Migration(3, "views", CREATE_VIEWS),
 )
 LATEST = MIGRATIONS[-1].version
 
 # Tables whose rows belong to a tenant: ``tenant_views`` scopes ad-hoc SQL to one tenant.
 TENANT_TABLES: tuple[str, ...] = ("session", "message", "part", "session_message", "event")
+# ... and the views over them, each of which keeps ``tenant_id`` as a column for that purpose
+TENANT_RELATIONS: tuple[str, ...] = TENANT_TABLES + VIEW_NAMES
 
 # Column order of the bulk inserts (the appender follows it; see duckdb.py).
 SESSION_COLUMNS = (
@@ -219,11 +225,13 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str, *, target: int = LATEST) 
 
 
 def tenant_views(query: str, tenant_id: str, catalog: str) -> str:
-    """``query`` with every tenant table shadowed by a CTE holding only ``tenant_id``'s rows."""
+    """``query`` with every tenant table and view shadowed by a CTE holding only
+    ``tenant_id``'s rows (a view's body binds to the tables themselves, not to these CTEs,
+    which is why each view keeps ``tenant_id`` as a column)."""
     literal = "'" + tenant_id.replace("'", "''") + "'"
     ctes = ", ".join(
         f"{t} AS (SELECT * FROM {catalog}.main.{t} WHERE tenant_id = {literal})"
-        for t in TENANT_TABLES
+        for t in TENANT_RELATIONS
     )
     # newlines: a trailing line comment in ``query`` must not swallow the closing parenthesis
     return f"WITH {ctes}\nSELECT * FROM (\n{query}\n) AS q"

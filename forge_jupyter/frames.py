@@ -1,0 +1,334 @@
+"""History as data: pandas DataFrames over the store's SQL views (DESIGN §8).
+
+Every function here is one SELECT over a view of ``store/views.py``, run through
+``views.select`` — so it sees only the store's tenant — on the DuckDB file itself or, for the
+memory store, on an in-memory DuckDB holding the same tables: one set of SQL for both.
+
+Results have stable columns and dtypes, empty or not: timestamps ``datetime64[us, UTC]``,
+token counts ``int64`` (``Int64`` where they may be missing), costs ``float64`` (NaN where
+the price table does not know the model), ids and names pandas strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .store.views import select
+
+if TYPE_CHECKING:
+    from .store.base import Store
+
+When = datetime | pd.Timestamp | str | None
+OneOrMany = str | Iterable[str] | None
+
+# dtype codes of the column specs below; strings are pandas' own string dtype ("str" from
+# pandas 3 on, where it is the default; "string" before, where astype(str) would write "None")
+_STRING = "str" if int(pd.__version__.split(".")[0]) >= 3 else "string"
+_DTYPES = {
+    "str": _STRING, "int": "int64", "Int": "Int64", "float": "float64", "bool": "bool",
+    "boolean": "boolean", "time": "datetime64[us, UTC]",
+}
+
+
+def _spec(text: str) -> dict[str, str]:
+    """``"name:code name:code …"`` → {column: pandas dtype}, in order."""
+    return {name: _DTYPES[code] for name, code in (item.split(":") for item in text.split())}
+
+
+_TOKENS = ("tokens_input:int tokens_output:int tokens_reasoning:int tokens_cache_read:int "
+           "tokens_cache_write:int")
+
+SESSIONS = _spec(
+    "session_id:str name:str title:str agent:str model:str directory:str parent_id:str "
+    "forked_from_session:str forked_from_message:str created_at:time updated_at:time "
+    "messages:int steps:int tokens_input:int tokens_output:int cost:float"
+)
+MESSAGES = _spec(
+    "message_id:str session_id:str role:str parent_id:str agent:str model:str provider:str "
+    "status:str finish:str summary:bool error_type:str error_message:str "
+    f"{_TOKENS} tokens_estimated:bool cost:float created_at:time completed_at:time "
+    "duration_s:float notebook:str cell_id:str execution_count:Int"
+)
+PARTS = _spec(
+    "part_id:str session_id:str message_id:str type:str text:str tool:str tool_state:str "
+    "call_id:str tokens_input:Int tokens_output:Int tokens_reasoning:Int tokens_cache_read:Int "
+    "tokens_cache_write:Int tokens_estimated:boolean cost:float time_start:time time_end:time "
+    "created_at:time data:str"
+)
+TOOL_CALLS = _spec(
+    "part_id:str session_id:str message_id:str call_id:str tool:str state:str agent:str "
+    "model:str time_start:time time_end:time duration_s:float input:str input_bytes:Int "
+    "output_bytes:Int error:str title:str created_at:time"
+)
+COMPACTIONS = _spec(
+    "event_id:str session_id:str created_at:time actor:str reason:str auto:boolean "
+    "extractive:boolean tokens_before:Int tokens_after:Int request_message_id:str "
+    "summary_message_id:str tail_start:str boundary_pos:Int"
+)
+CONTEXT = _spec(
+    "session_id:str step:int pos:int message_id:str part_id:str created_at:time agent:str "
+    "model:str summarizing:bool tokens_input:int tokens_output:int tokens_cache_read:int "
+    "tokens_cache_write:int cost:float compactions:int compaction_pos:Int view_start:int"
+)
+TURNS = _spec(
+    "message_id:str session_id:str kind:str prompt:str notebook:str cell_id:str "
+    "execution_count:Int started_at:time finished_at:time duration_s:float "
+    f"assistant_messages:int status:str steps:int tool_calls:int tool_errors:int {_TOKENS} "
+    "cost:float"
+)
+HISTORY = _spec(
+    "pos:int message_id:str written_by:str role:str parent_id:str agent:str model:str "
+    "status:str finish:str summary:bool is_boundary:bool created_at:time completed_at:time "
+    "tokens_input:int tokens_output:int cost:float text:str tool_calls:int "
+    "visible_to_model:bool"
+)
+EVENTS = _spec("event_id:str session_id:str type:str actor:str created_at:time data:str")
+_TOTALS = _spec(f"steps:int {_TOKENS} cost:float unpriced_steps:int")
+
+# costs(by=…): the grouping columns of each key, as (SQL expression, column name, dtype code)
+COST_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "session": (("c.session_id", "session_id", "str"), ("s.name", "name", "str")),
+    "day": (("date_trunc('day', timezone('UTC', c.created_at))", "day", "time"),),
+    "model": (("c.model", "model", "str"),),
+    "agent": (("c.agent", "agent", "str"),),
+    "cell": (("c.notebook", "notebook", "str"), ("c.cell_id", "cell_id", "str")),
+}
+
+
+def cost_spec(by: str | Sequence[str]) -> dict[str, str]:
+    """The columns and dtypes of ``costs(by=…)``: the grouping keys, then the totals."""
+    keys = [by] if isinstance(by, str) else list(by)
+    unknown = [k for k in keys if k not in COST_KEYS]
+    if unknown or not keys:
+        raise ValueError(f"costs(by=…) takes one or more of {', '.join(COST_KEYS)}; "
+                         f"got {by!r}")
+    return {name: _DTYPES[code] for k in keys for _, name, code in COST_KEYS[k]} | _TOTALS
+
+
+# ------------------------------------------------------------------------------ plumbing
+
+
+def typed(frame: pd.DataFrame, spec: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with exactly ``spec``'s columns, in order, as ``spec``'s dtypes."""
+    out = {}
+    for column, dtype in spec.items():
+        values = frame[column] if column in frame else pd.Series([], dtype=object)
+        if dtype.startswith("datetime64"):
+            values = pd.to_datetime(values, utc=True)
+        out[column] = values.astype(dtype)
+    return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+
+
+def utc_times(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every time-zone-aware column of ``frame`` in UTC (DuckDB hands them over in its
+    connection's time zone)."""
+    for column in frame.columns:
+        if isinstance(frame[column].dtype, pd.DatetimeTZDtype):
+            frame[column] = frame[column].dt.tz_convert("UTC")
+    return frame
+
+
+def utc(value: When) -> pd.Timestamp | None:
+    """A time bound as a UTC timestamp; a naive one is read as UTC."""
+    if value is None:
+        return None
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def session_id(store: Store, session: Any) -> str | None:
+    """The id of a session given as a Session, a SessionInfo, an id or a name (this tenant)."""
+    if session is None:
+        return None
+    ref = getattr(session, "id", session)
+    if not isinstance(ref, str):
+        raise TypeError(f"a session is a Session, an id or a name, not {type(session).__name__}")
+    return store.find_session(ref).id
+
+
+class Where:
+    """The WHERE clause of one query and its parameters."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.params: list[Any] = []
+
+    def equals(self, column: str, value: OneOrMany) -> Where:
+        """``column`` is ``value``, or one of several values."""
+        if value is None:
+            return self
+        if isinstance(value, str):
+            self.terms.append(f"{column} = ?")
+            self.params.append(value)
+        else:
+            self.terms.append(f"{column} IN (SELECT unnest(?::VARCHAR[]))")
+            self.params.append(list(value))
+        return self
+
+    def between(self, column: str, since: When, until: When) -> Where:
+        """``since`` <= ``column`` < ``until`` (either bound optional)."""
+        if since is not None:
+            self.terms.append(f"{column} >= ?")
+            self.params.append(utc(since).to_pydatetime())  # type: ignore[union-attr]
+        if until is not None:
+            self.terms.append(f"{column} < ?")
+            self.params.append(utc(until).to_pydatetime())  # type: ignore[union-attr]
+        return self
+
+    def sql(self) -> str:
+        return f"WHERE {' AND '.join(self.terms)}" if self.terms else ""
+
+
+def query(store: Store, sql: str, params: Sequence[Any] = (), spec: dict[str, str] | None = None
+          ) -> pd.DataFrame:
+    """Run ``sql`` over the store's tenant; typed by ``spec``, or with times in UTC."""
+    with store.reading() as con:
+        frame = select(con, sql, list(params) or None, store.tenant_id)
+    return typed(frame, spec) if spec is not None else utc_times(frame)
+
+
+def _from_view(store: Store, view: str, spec: dict[str, str], where: Where, order: str
+               ) -> pd.DataFrame:
+    columns = ", ".join(spec)
+    return query(store, f"SELECT {columns} FROM {view} {where.sql()} ORDER BY {order}",
+                 where.params, spec)
+
+
+# ------------------------------------------------------------------------------ the frames
+
+
+def sessions(store: Store, *, since: When = None, until: When = None) -> pd.DataFrame:
+    """Live sessions (created in the range), oldest first, with their step, token and cost totals
+    (of the messages each session wrote)."""
+    where = Where().between("s.created_at", since, until)
+    sql = f"""
+        SELECT s.* EXCLUDE (tenant_id), coalesce(c.steps, 0) AS steps,
+               coalesce(c.tokens_input, 0) AS tokens_input,
+               coalesce(c.tokens_output, 0) AS tokens_output, c.cost
+        FROM sessions s LEFT JOIN (
+            SELECT session_id, count(*) AS steps, sum(tokens_input)::BIGINT AS tokens_input,
+                   sum(tokens_output)::BIGINT AS tokens_output, sum(cost) AS cost
+            FROM costs GROUP BY session_id
+        ) c ON c.session_id = s.session_id
+        {where.sql()} ORDER BY s.created_at, s.session_id"""
+    return query(store, sql, where.params, SESSIONS)
+
+
+def messages(store: Store, session: Any = None, *, role: OneOrMany = None,
+             model: OneOrMany = None, since: When = None, until: When = None) -> pd.DataFrame:
+    """Message bodies (of one session: those it wrote), oldest first."""
+    where = (Where().equals("session_id", session_id(store, session)).equals("role", role)
+             .equals("model", model).between("created_at", since, until))
+    return _from_view(store, "messages", MESSAGES, where, "created_at, message_id")
+
+
+def parts(store: Store, session: Any = None, type: OneOrMany = None, *, since: When = None,
+          until: When = None) -> pd.DataFrame:
+    """Parts (optionally of some types), in id order; ``data`` holds each one's JSON."""
+    where = (Where().equals("session_id", session_id(store, session)).equals("type", type)
+             .between("created_at", since, until))
+    return _from_view(store, "parts", PARTS, where, "part_id")
+
+
+def tool_calls(store: Store, session: Any = None, tool: OneOrMany = None,
+               state: OneOrMany = None, *, model: OneOrMany = None, since: When = None,
+               until: When = None) -> pd.DataFrame:
+    """Tool calls with state, duration, input/output sizes and error, oldest first."""
+    where = (Where().equals("session_id", session_id(store, session)).equals("tool", tool)
+             .equals("state", state).equals("model", model).between("created_at", since, until))
+    return _from_view(store, "tool_calls", TOOL_CALLS, where, "part_id")
+
+
+def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = None,
+          model: OneOrMany = None, since: When = None, until: When = None) -> pd.DataFrame:
+    """Tokens and cost summed from the step-finish parts, grouped ``by`` session, day, model,
+    agent or cell (notebook + cell id of the prompt), or several of them."""
+    spec = cost_spec(by)
+    keys = [by] if isinstance(by, str) else list(by)
+    groups = [g for k in keys for g in COST_KEYS[k]]
+    where = (Where().equals("c.session_id", session_id(store, session))
+             .equals("c.model", model).between("c.created_at", since, until))
+    ordinals = ", ".join(str(i) for i in range(1, len(groups) + 1))
+    sql = f"""
+        SELECT {', '.join(f'{expr} AS {name}' for expr, name, _ in groups)},
+               count(*) AS steps, sum(c.tokens_input)::BIGINT AS tokens_input,
+               sum(c.tokens_output)::BIGINT AS tokens_output,
+               sum(c.tokens_reasoning)::BIGINT AS tokens_reasoning,
+               sum(c.tokens_cache_read)::BIGINT AS tokens_cache_read,
+               sum(c.tokens_cache_write)::BIGINT AS tokens_cache_write,
+               sum(c.cost) AS cost, count(*) - count(c.cost) AS unpriced_steps
+        FROM costs c {"LEFT JOIN sessions s ON s.session_id = c.session_id"
+                      if "session" in keys else ""}
+        {where.sql()}
+        GROUP BY {ordinals} ORDER BY {ordinals}"""
+    return query(store, sql, where.params, spec)
+
+
+def compactions(store: Store, session: Any = None, *, since: When = None, until: When = None
+                ) -> pd.DataFrame:
+    """Compactions from their events: when, reason, auto, tokens before/after, boundary."""
+    where = (Where().equals("session_id", session_id(store, session))
+             .between("created_at", since, until))
+    return _from_view(store, "compactions", COMPACTIONS, where, "created_at, event_id")
+
+
+def context(store: Store, session: Any = None, *, since: When = None, until: When = None
+            ) -> pd.DataFrame:
+    """Per model call of each timeline: the tokens it was sent and the boundary in force."""
+    where = (Where().equals("session_id", session_id(store, session))
+             .between("created_at", since, until))
+    return _from_view(store, "context", CONTEXT, where, "session_id, step")
+
+
+def turns(store: Store, session: Any = None, *, since: When = None, until: When = None
+          ) -> pd.DataFrame:
+    """One row per user message: the prompt, its cell, and what answering it took and cost."""
+    where = (Where().equals("session_id", session_id(store, session))
+             .between("started_at", since, until))
+    return _from_view(store, "turns", TURNS, where, "started_at, message_id")
+
+
+def history(store: Store, session: Any, include_superseded: bool = False) -> pd.DataFrame:
+    """The session's timeline in order, with ``visible_to_model``; messages a compaction
+    superseded only with ``include_superseded=True``."""
+    sid = session_id(store, session)
+    if sid is None:
+        raise ValueError("history() needs a session (a Session, an id or a name)")
+    where = Where().equals("session_id", sid)
+    if not include_superseded:
+        where.terms.append("visible_to_model")
+    # the text of this session's messages only (the view leaves it out: over every timeline
+    # it would read every text part)
+    sql = f"""
+        WITH h AS (SELECT * FROM timeline {where.sql()}),
+        x AS (
+            SELECT message_id,
+                   string_agg(text, chr(10) || chr(10) ORDER BY part_id)
+                       FILTER (WHERE type = 'text') AS text,
+                   count(*) FILTER (WHERE type = 'tool') AS tool_calls
+            FROM parts
+            WHERE type IN ('text', 'tool') AND message_id IN (SELECT message_id FROM h)
+            GROUP BY message_id
+        )
+        SELECT h.*, x.text, coalesce(x.tool_calls, 0) AS tool_calls
+        FROM h LEFT JOIN x ON x.message_id = h.message_id ORDER BY h.pos"""
+    return query(store, sql, where.params, HISTORY)
+
+
+def events(store: Store, session: Any = None, type: OneOrMany = None, *, since: When = None,
+           until: When = None) -> pd.DataFrame:
+    """Events (compaction, fork, permissions, abort, recovery, …), oldest first."""
+    where = (Where().equals("session_id", session_id(store, session)).equals("type", type)
+             .between("created_at", since, until))
+    return _from_view(store, "events", EVENTS, where, "event_id")
+
+
+def sql(store: Store, text: str, params: Sequence[Any] | dict[str, Any] | None = None
+        ) -> pd.DataFrame:
+    """One read-only SELECT over this tenant's tables and views (docs/schema.md)."""
+    with store.reading() as con:
+        return utc_times(select(con, text, params, store.tenant_id))

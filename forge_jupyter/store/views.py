@@ -1,0 +1,468 @@
+"""The documented SQL views over the raw tables, and read-only SQL scoped to one tenant (DESIGN §8).
+
+The views are part of the schema (migration step 3), so the file explains itself in any DuckDB
+client. A view cannot take a parameter, so every view keeps ``tenant_id`` as a column and the
+reader scopes it: ``select`` shadows every table and view name with a CTE holding only the
+store's tenant (``schema.tenant_views``), the way ``store.sql`` always did for the tables.
+
+One set of SQL serves every backend: the DuckDB store runs it on its file; the memory store
+loads its rows into a throwaway in-memory DuckDB with the same schema (``memory_snapshot``).
+Descriptions here feed ``docs/schema.md`` (``scripts/gen_schema_docs.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ForgeError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+    from .memory import MemoryStore
+
+
+class ReadOnlySQL(ForgeError, ValueError):
+    """A statement that is not exactly one read-only SELECT."""
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    name: str
+    description: str
+    sql: str
+    example: str  # a query for the generated docs, run against a live database
+
+    @property
+    def create(self) -> str:
+        return f"CREATE VIEW {self.name} AS\n{self.sql.strip()}"
+
+
+# A successful compaction summary (session/view.py ``is_summary``), as a predicate on messages.
+_IS_SUMMARY = (
+    "{m}.role = 'assistant' AND {m}.summary AND {m}.status = 'completed' "
+    "AND {m}.finish IS NOT NULL AND {m}.error_type IS NULL"
+)
+
+VIEWS: tuple[View, ...] = (
+    View(
+        "sessions",
+        "Live sessions (deleted ones are tombstones in `session` and are left out); "
+        "`messages` is the length of the session's timeline.",
+        """
+SELECT s.tenant_id, s.id AS session_id, s.name, s.title, s.agent, s.model, s.directory,
+       s.parent_id, s.forked_from_session, s.forked_from_message, s.created_at, s.updated_at,
+       s.timeline_length AS messages
+FROM session s
+WHERE s.deleted_at IS NULL
+""",
+        "SELECT name, agent, messages FROM sessions ORDER BY created_at",
+    ),
+    View(
+        "messages",
+        "Message bodies, one row each (a fork shares bodies, it does not copy them; "
+        "`session_id` is the session that wrote it); `duration_s` is an assistant message's "
+        "time to finish; `notebook`/`cell_id`/`execution_count` come from the user message's "
+        "origin, for an assistant message from its parent's.",
+        """
+SELECT m.tenant_id, m.id AS message_id, m.session_id, m.role, m.parent_id, m.agent, m.model,
+       m.provider, m.status, m.finish, m.summary, m.error_type, m.error_message,
+       m.tokens_input, m.tokens_output, m.tokens_reasoning, m.tokens_cache_read,
+       m.tokens_cache_write, m.tokens_estimated, m.cost, m.created_at, m.completed_at,
+       CASE WHEN m.role = 'assistant'
+            THEN (epoch_us(m.completed_at) - epoch_us(m.created_at)) / 1e6 END AS duration_s,
+       coalesce(m.origin, u.origin) ->> '$.notebook' AS notebook,
+       coalesce(m.origin, u.origin) ->> '$.cell_id' AS cell_id,
+       TRY_CAST(coalesce(m.origin, u.origin) ->> '$.execution_count' AS BIGINT) AS execution_count
+FROM message m
+LEFT JOIN message u ON u.tenant_id = m.tenant_id AND u.id = m.parent_id
+""",
+        "SELECT role, status, count(*) AS n FROM messages GROUP BY ALL ORDER BY ALL",
+    ),
+    View(
+        "parts",
+        "Every part, with its text (text and reasoning parts) and its whole JSON form in `data`.",
+        """
+SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.type,
+       CASE WHEN p.type IN ('text', 'reasoning') THEN p.data ->> '$.text' END AS text,
+       p.tool, p.tool_state, p.call_id, p.tokens_input, p.tokens_output, p.tokens_reasoning,
+       p.tokens_cache_read, p.tokens_cache_write, p.tokens_estimated, p.cost,
+       p.time_start, p.time_end, p.created_at, p.data
+FROM part p
+""",
+        "SELECT type, count(*) AS n FROM parts GROUP BY type ORDER BY n DESC, type",
+    ),
+    View(
+        "tool_calls",
+        "One row per tool call (a `tool` part in its latest state): duration, the sizes of "
+        "input and output in bytes, the error; `agent` and `model` of the calling message.",
+        """
+SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.call_id, p.tool,
+       p.tool_state AS state, m.agent, m.model, p.time_start, p.time_end,
+       (epoch_us(p.time_end) - epoch_us(p.time_start)) / 1e6 AS duration_s,
+       p.j[1] AS input, strlen(p.j[1]) AS input_bytes, strlen(p.j[2]) AS output_bytes,
+       p.j[3] AS error, p.j[4] AS title, p.created_at
+FROM (
+    SELECT *, json_extract_string(data, ['$.input', '$.output', '$.error', '$.title']) AS j
+    FROM part WHERE type = 'tool'
+) p
+JOIN message m ON m.tenant_id = p.tenant_id AND m.id = p.message_id
+""",
+        "SELECT tool, state, count(*) AS calls, round(max(duration_s), 3) AS slowest_s\n"
+        "FROM tool_calls GROUP BY ALL ORDER BY ALL",
+    ),
+    View(
+        "costs",
+        "One row per model call (a `step-finish` part): its tokens and cost (NULL where the "
+        "price table does not know the model), with the agent, model and the notebook cell "
+        "of the prompt that caused it. Sum it by whatever you need.",
+        """
+SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.created_at, a.agent,
+       a.model, a.provider, p.data ->> '$.reason' AS finish, p.tokens_input, p.tokens_output,
+       p.tokens_reasoning, p.tokens_cache_read, p.tokens_cache_write, p.tokens_estimated, p.cost,
+       a.parent_id AS user_message_id, u.origin ->> '$.notebook' AS notebook,
+       u.origin ->> '$.cell_id' AS cell_id,
+       TRY_CAST(u.origin ->> '$.execution_count' AS BIGINT) AS execution_count
+FROM part p
+JOIN message a ON a.tenant_id = p.tenant_id AND a.id = p.message_id
+LEFT JOIN message u ON u.tenant_id = a.tenant_id AND u.id = a.parent_id
+WHERE p.type = 'step-finish'
+""",
+        "SELECT model, count(*) AS steps, sum(tokens_input) AS tokens_in,\n"
+        "       sum(tokens_output) AS tokens_out, round(sum(cost), 6) AS cost\n"
+        "FROM costs GROUP BY model ORDER BY model",
+    ),
+    View(
+        "turns",
+        "One row per user message: what it asked (`kind` prompt, synthetic or compaction), "
+        "the notebook cell it came from, and what answering it took and cost.",
+        """
+WITH answer AS (
+    SELECT tenant_id, parent_id, count(*) AS assistant_messages,
+           max(completed_at) AS finished_at, arg_max(status, id) AS status
+    FROM message WHERE role = 'assistant' AND parent_id IS NOT NULL
+    GROUP BY tenant_id, parent_id
+), work AS (
+    SELECT a.tenant_id, a.parent_id,
+           count(*) FILTER (WHERE p.type = 'step-finish') AS steps,
+           count(*) FILTER (WHERE p.type = 'tool') AS tool_calls,
+           count(*) FILTER (WHERE p.type = 'tool' AND p.tool_state = 'error') AS tool_errors,
+           sum(p.tokens_input)::BIGINT AS tokens_input,
+           sum(p.tokens_output)::BIGINT AS tokens_output,
+           sum(p.tokens_reasoning)::BIGINT AS tokens_reasoning,
+           sum(p.tokens_cache_read)::BIGINT AS tokens_cache_read,
+           sum(p.tokens_cache_write)::BIGINT AS tokens_cache_write,
+           sum(p.cost) AS cost
+    FROM part p JOIN message a ON a.tenant_id = p.tenant_id AND a.id = p.message_id
+    WHERE a.role = 'assistant' AND p.type IN ('step-finish', 'tool')
+    GROUP BY a.tenant_id, a.parent_id
+), asked AS (
+    SELECT p.tenant_id, p.message_id,
+           string_agg(p.data ->> '$.text', chr(10) || chr(10) ORDER BY p.id)
+               FILTER (WHERE p.type = 'text') AS prompt,
+           bool_or(p.type = 'compaction') AS compaction,
+           bool_and(coalesce(TRY_CAST(p.data ->> '$.synthetic' AS BOOLEAN), false))
+               FILTER (WHERE p.type = 'text') AS synthetic
+    FROM part p JOIN message u ON u.tenant_id = p.tenant_id AND u.id = p.message_id
+    WHERE u.role = 'user' AND p.type IN ('text', 'compaction')
+    GROUP BY p.tenant_id, p.message_id
+)
+SELECT u.tenant_id, u.id AS message_id, u.session_id,
+       CASE WHEN q.compaction THEN 'compaction' WHEN q.synthetic THEN 'synthetic'
+            ELSE 'prompt' END AS kind,
+       q.prompt, u.origin ->> '$.notebook' AS notebook, u.origin ->> '$.cell_id' AS cell_id,
+       TRY_CAST(u.origin ->> '$.execution_count' AS BIGINT) AS execution_count,
+       u.created_at AS started_at, a.finished_at,
+       (epoch_us(a.finished_at) - epoch_us(u.created_at)) / 1e6 AS duration_s,
+       coalesce(a.assistant_messages, 0) AS assistant_messages, a.status,
+       coalesce(w.steps, 0) AS steps, coalesce(w.tool_calls, 0) AS tool_calls,
+       coalesce(w.tool_errors, 0) AS tool_errors, coalesce(w.tokens_input, 0) AS tokens_input,
+       coalesce(w.tokens_output, 0) AS tokens_output,
+       coalesce(w.tokens_reasoning, 0) AS tokens_reasoning,
+       coalesce(w.tokens_cache_read, 0) AS tokens_cache_read,
+       coalesce(w.tokens_cache_write, 0) AS tokens_cache_write, w.cost
+FROM message u
+LEFT JOIN answer a ON a.tenant_id = u.tenant_id AND a.parent_id = u.id
+LEFT JOIN work w ON w.tenant_id = u.tenant_id AND w.parent_id = u.id
+LEFT JOIN asked q ON q.tenant_id = u.tenant_id AND q.message_id = u.id
+WHERE u.role = 'user'
+""",
+        "SELECT kind, left(prompt, 30) AS prompt, steps, tool_calls, tool_errors, status\n"
+        "FROM turns ORDER BY started_at",
+    ),
+    View(
+        "timeline",
+        "Each session's timeline in order (`pos`), forks included: the message at each "
+        "position (`written_by`: the session that wrote it; its text is in `parts`), "
+        "whether it is a compaction boundary (`is_boundary`: a summary that succeeded), the "
+        "boundary in force when it was written (`compaction_pos`: the "
+        "position of the compaction request; `view_start`: where the model's view began) "
+        "and whether the model still sees it (`visible_to_model`; false for superseded "
+        "messages, which stay stored and readable).",
+        f"""
+WITH t AS (
+    SELECT sm.tenant_id, sm.session_id, sm.pos, sm.message_id, m.session_id AS written_by,
+           m.role, m.parent_id, m.agent, m.model, m.status, m.finish, m.summary, m.error_type,
+           m.created_at, m.completed_at, m.tokens_input, m.tokens_output, m.cost
+    FROM session_message sm
+    JOIN message m ON m.tenant_id = sm.tenant_id AND m.id = sm.message_id
+), request AS (
+    SELECT tenant_id, message_id, data ->> '$.tail_start' AS tail_start
+    FROM part WHERE type = 'compaction'
+), boundary AS (
+    -- filterCompacted (session/view.py): a summary that succeeded, answering a user message
+    -- that carries a compaction part, earlier in the same timeline; the model's view then
+    -- starts at that request, or further back at the tail it kept verbatim
+    SELECT s.tenant_id, s.session_id, s.pos, r.pos AS request_pos,
+           CASE WHEN q.tail_start IS NULL OR q.tail_start = r.message_id THEN r.pos
+                ELSE coalesce(k.pos, 0) END AS start_pos
+    FROM t s
+    JOIN t r ON r.tenant_id = s.tenant_id AND r.session_id = s.session_id
+            AND r.message_id = s.parent_id AND r.pos < s.pos AND r.role = 'user'
+    JOIN request q ON q.tenant_id = r.tenant_id AND q.message_id = r.message_id
+    LEFT JOIN t k ON k.tenant_id = r.tenant_id AND k.session_id = r.session_id
+            AND k.message_id = q.tail_start AND k.pos < r.pos
+    WHERE {_IS_SUMMARY.format(m="s")}
+), marked AS (
+    SELECT t.*, b.request_pos, b.start_pos
+    FROM t LEFT JOIN boundary b
+        ON b.tenant_id = t.tenant_id AND b.session_id = t.session_id AND b.pos = t.pos
+)
+SELECT m.tenant_id, m.session_id, m.pos, m.message_id, m.written_by, m.role, m.parent_id,
+       m.agent, m.model, m.status, m.finish, m.summary, m.created_at, m.completed_at,
+       m.tokens_input, m.tokens_output, m.cost, m.request_pos IS NOT NULL AS is_boundary,
+       max(m.request_pos) OVER before AS compaction_pos,
+       count(m.request_pos) OVER before AS compactions,
+       coalesce(arg_max(m.start_pos, m.request_pos) OVER before, 0) AS view_start,
+       m.pos >= coalesce(arg_max(m.start_pos, m.request_pos) OVER whole, 0) AS visible_to_model
+FROM marked m
+WINDOW before AS (PARTITION BY m.tenant_id, m.session_id ORDER BY m.pos
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+       whole AS (PARTITION BY m.tenant_id, m.session_id)
+""",
+        "SELECT pos, role, summary, is_boundary, compaction_pos, visible_to_model\n"
+        "FROM timeline WHERE session_id = (SELECT session_id FROM compactions LIMIT 1)\n"
+        "ORDER BY pos",
+    ),
+    View(
+        "context",
+        "What the model saw at each step: one row per model call in a session's timeline, "
+        "numbered (`step`), with the tokens it was sent (`tokens_input`, cache reads "
+        "included) and the compaction boundary in force (`compactions` so far, "
+        "`compaction_pos`, `view_start`); `summarizing` marks the calls that wrote a summary.",
+        """
+SELECT t.tenant_id, t.session_id,
+       row_number() OVER (PARTITION BY t.tenant_id, t.session_id ORDER BY t.pos, p.id) AS step,
+       t.pos, t.message_id, p.id AS part_id, p.created_at, t.agent, t.model,
+       t.summary AS summarizing, p.tokens_input, p.tokens_output, p.tokens_cache_read,
+       p.tokens_cache_write, p.cost, t.compactions, t.compaction_pos, t.view_start
+FROM timeline t
+JOIN part p ON p.tenant_id = t.tenant_id AND p.message_id = t.message_id
+           AND p.type = 'step-finish'
+""",
+        "SELECT step, tokens_input, summarizing, compactions, compaction_pos\n"
+        "FROM context WHERE session_id = (SELECT session_id FROM compactions LIMIT 1)\n"
+        "ORDER BY step",
+    ),
+    View(
+        "compactions",
+        "One row per compaction (the `compaction` events): when, why, automatic or asked "
+        "for, whether the summary is extractive (the summarizing call failed), the token "
+        "estimates before and after, and the boundary's position in the timeline.",
+        """
+SELECT e.tenant_id, e.id AS event_id, e.session_id, e.created_at, e.actor,
+       e.data ->> '$.reason' AS reason, TRY_CAST(e.data ->> '$.auto' AS BOOLEAN) AS auto,
+       TRY_CAST(e.data ->> '$.extractive' AS BOOLEAN) AS extractive,
+       TRY_CAST(e.data ->> '$.tokens_before' AS BIGINT) AS tokens_before,
+       TRY_CAST(e.data ->> '$.tokens_after' AS BIGINT) AS tokens_after,
+       e.data ->> '$.request_message_id' AS request_message_id,
+       e.data ->> '$.summary_message_id' AS summary_message_id,
+       e.data ->> '$.tail_start' AS tail_start, sm.pos AS boundary_pos
+FROM event e
+LEFT JOIN session_message sm ON sm.tenant_id = e.tenant_id AND sm.session_id = e.session_id
+                            AND sm.message_id = e.data ->> '$.request_message_id'
+WHERE e.type = 'compaction'
+""",
+        "SELECT reason, auto, extractive, tokens_before, tokens_after, boundary_pos\n"
+        "FROM compactions ORDER BY created_at",
+    ),
+    View(
+        "events",
+        "What changed a session's shape (compaction, fork, permission asked/answered/denied, "
+        "abort, recovery, import, deletion, cleanup), oldest first by `event_id`.",
+        """
+SELECT e.tenant_id, e.id AS event_id, e.session_id, e.type, e.actor, e.created_at, e.data
+FROM event e
+""",
+        "SELECT type, actor, count(*) AS n FROM events GROUP BY ALL ORDER BY ALL",
+    ),
+)
+
+VIEW_NAMES: tuple[str, ...] = tuple(v.name for v in VIEWS)
+CREATE_VIEWS: tuple[str, ...] = tuple(v.create for v in VIEWS)
+
+
+def view(name: str) -> View:
+    for v in VIEWS:
+        if v.name == name:
+            return v
+    raise ValueError(f"no view named {name!r}; the views are: {', '.join(VIEW_NAMES)}")
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def scoped(con: duckdb.DuckDBPyConnection, query: str, tenant_id: str) -> str:
+    """``query``, checked to be exactly one SELECT, with every table and view name standing
+    for ``tenant_id``'s rows only (``ReadOnlySQL`` otherwise)."""
+    import duckdb
+
+    from .schema import tenant_views
+
+    statements = con.extract_statements(query)
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(s.type.name for s in statements) or "nothing"
+        raise ReadOnlySQL(
+            "forge SQL runs exactly one read-only SELECT (or WITH … SELECT) statement over "
+            f"the history; this query holds: {kinds}. Write through forge's API (export, "
+            "import, delete_session, cleanup) instead."
+        )
+    text = statements[0].query.rstrip().rstrip(";")
+    [(catalog,)] = con.execute("SELECT current_database()").fetchall()
+    return tenant_views(text, tenant_id, catalog)
+
+
+def select(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    params: Sequence[Any] | dict[str, Any] | None,
+    tenant_id: str,
+) -> pd.DataFrame:
+    """Run exactly one SELECT over ``tenant_id``'s rows; a DataFrame.
+
+    Fetched through Arrow (measured: 220,000 tool calls in 0.3 s, where ``.df()`` took
+    1.1 s converting the strings). Integers that hold NULLs come out as ``Int64``, and
+    DuckDB's 128-bit sums (``sum`` of a BIGINT) as 64-bit integers where they fit.
+    """
+    import pyarrow as pa
+
+    table = con.sql(scoped(con, query, tenant_id), params=params).to_arrow_table()
+    for i, field in enumerate(table.schema):
+        if pa.types.is_decimal(field.type):
+            column = table.column(i)
+            try:
+                if field.type.scale:
+                    raise pa.ArrowInvalid("not an integer")
+                column = column.cast(pa.int64())
+            except pa.ArrowInvalid:
+                column = column.cast(pa.float64())
+            table = table.set_column(i, field.name, column)
+    frame = table.to_pandas()
+    for field, column in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_integer(field.type) and column.null_count:
+            frame[field.name] = _nullable_ints(column)
+        elif pa.types.is_interval(field.type):
+            frame[field.name] = _timedeltas(column)
+    return frame
+
+
+def _nullable_ints(column: Any) -> pd.Series:
+    import pandas as pd
+
+    return column.cast("int64").to_pandas(types_mapper=lambda _type: pd.Int64Dtype())
+
+
+def _timedeltas(column: Any) -> pd.Series:
+    """DuckDB INTERVALs (Arrow month-day-nano) as Timedeltas, a month counted as 30 days —
+    what DuckDB's own conversion does."""
+    import pandas as pd
+
+    return pd.Series(pd.to_timedelta([
+        None if v is None else (v.months * 30 + v.days) * 86_400_000_000_000 + v.nanoseconds
+        for v in column.to_pylist()
+    ], unit="ns"))
+
+
+_scratch: duckdb.DuckDBPyConnection | None = None  # an in-memory DuckDB holding the schema
+_scratch_lock = threading.Lock()
+
+
+def _forget_scratch_in_child() -> None:
+    global _scratch, _scratch_lock
+    _scratch, _scratch_lock = None, threading.Lock()  # DuckDB is not fork-safe: start afresh
+
+
+os.register_at_fork(after_in_child=_forget_scratch_in_child)
+
+
+@contextlib.contextmanager
+def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB with the file schema (views included) holding a copy of this
+    tenant's rows of a ``MemoryStore``: the DuckDB backend's SQL, run on the same tables.
+
+    One scratch database per process holds the empty schema; each snapshot fills it inside a
+    transaction that is rolled back afterwards (measured: 50 ms a query saved over building
+    a database each time).
+    """
+    global _scratch
+    import duckdb
+
+    from .duckdb import _append, _json, _message_row, _part_row, _ts
+    from .duckdb_file import _CONFIG
+    from .schema import (
+        EVENT_COLUMNS,
+        MESSAGE_COLUMNS,
+        PART_COLUMNS,
+        SESSION_COLUMNS,
+        TIMELINE_COLUMNS,
+        migrate,
+    )
+
+    tenant = store.tenant_id
+    db = store.db
+    with db.lock:
+        sessions = [(sid, r) for sid, r in db.sessions.items() if r.tenant_id == tenant]
+        session_rows = []
+        for sid, r in sessions:
+            pointers = db.timeline.get(sid, [])
+            i = r.info
+            session_rows.append((
+                tenant, sid, i.name, i.title, i.agent, i.model, i.directory, i.parent_id,
+                i.forked_from_session, i.forked_from_message, _ts(i.created_at),
+                _ts(i.updated_at), len(pointers), pointers[-1] if pointers else None,
+                _json(i.metadata), _ts(r.deleted_at), r.lease_owner,
+                _ts(r.lease_expires) if r.lease_owner else None,
+            ))
+        message_rows = [_message_row(tenant, m) for t, m in db.messages.values() if t == tenant]
+        part_rows = [_part_row(tenant, p) for t, p in db.parts.values() if t == tenant]
+        timeline_rows = [
+            (tenant, sid, pos, mid)
+            for sid, _r in sessions for pos, mid in enumerate(db.timeline.get(sid, []))
+        ]
+        event_rows = [
+            (tenant, e.id, e.session_id, e.type, e.actor, _ts(e.created_at), _json(e.data))
+            for t, e in db.events if t == tenant
+        ]
+    with _scratch_lock:
+        if _scratch is None:
+            con = duckdb.connect(":memory:", config=_CONFIG)
+            migrate(con, ":memory:")
+            _scratch = con
+        con = _scratch
+        con.execute("BEGIN TRANSACTION")
+        try:
+            _append(con, "session",
+                    (*SESSION_COLUMNS, "deleted_at", "lease_owner", "lease_expires"), session_rows)
+            _append(con, "message", MESSAGE_COLUMNS, message_rows)
+            _append(con, "part", PART_COLUMNS, part_rows)
+            _append(con, "session_message", TIMELINE_COLUMNS, timeline_rows)
+            _append(con, "event", EVENT_COLUMNS, event_rows)
+            yield con
+        finally:
+            con.execute("ROLLBACK")
