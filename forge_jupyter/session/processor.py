@@ -123,8 +123,9 @@ class Processor:
                 await ctx.flush()
                 return "stop"
 
-        # Durable before any tool runs: a crash mid-tool still finds the call in the store.
-        await ctx.flush()
+        if self._calls:
+            # Durable before any tool runs: a crash mid-tool still finds the call in the store.
+            await ctx.flush()
         outcome: Outcome = "stop"
         if self._calls and self.summary:
             for part in self._calls:
@@ -152,7 +153,8 @@ class Processor:
             self._put(TextPart(session_id=ctx.session.id, message_id=self.assistant.id,
                                text=stop_note, synthetic=True, time_start=now(), time_end=now()))
         self._finish_message("error" if error else "completed", finish, error)
-        await ctx.flush()
+        if outcome != "continue":
+            await ctx.flush()  # on "continue" the loop's flush before the next request covers it
         return outcome
 
     # ------------------------------------------------------------------------ the stream
@@ -242,7 +244,6 @@ class Processor:
         if files:  # what this step changed on disk, one unified diff per file
             self._put(PatchPart(session_id=self.ctx.session.id, message_id=self.assistant.id,
                                 files=files))
-        await self.ctx.flush()
 
     def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
         part.state, part.error, part.time_end = "error", message, now()

@@ -51,14 +51,10 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
     try:
         run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
         await forge.flush_async()  # rows of earlier runs land before we read
-        leased = await asyncio.to_thread(store.acquire_lease, sid, runner.OWNER, runner.LEASE_TTL)
+        leased, held, recovered, view = await asyncio.to_thread(_take_runner, store, sid)
         if not leased:
-            held = await asyncio.to_thread(store.lease, sid)
             owner, expires = held or ("another process", now())
             raise SessionBusy(runner.busy_message(sid, owner, expires))
-        # We hold the lease: anything left open belongs to a runner that died.
-        recovered = await asyncio.to_thread(recover, store, sid)
-        view, _start = await asyncio.to_thread(load_view, store, sid)
         info = session.info
         agent_def = forge.agents.get(agent or info.agent or forge.default_agent)
         choice = forge.choose_model(model, info.model, agent_def.model)
@@ -92,14 +88,33 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
     finally:
         if heartbeat is not None:
             heartbeat.cancel()
-        if ctx is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(ctx.writer.flush)
-        if leased:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(store.release_lease, sid, runner.OWNER)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(_give_back, store, sid, ctx.writer if ctx else None, leased)
         runner.release(id(store), sid)
         forge.bus.publish(_status(sid, "idle"))
+
+
+def _take_runner(store: Any, sid: str) -> tuple[bool, Any, list[Message], list[Message]]:
+    """Lease, recovery and the model's view in one opening of the store: (leased, the other
+    holder's lease, what was recovered, the view)."""
+    with store.hold():
+        if not store.acquire_lease(sid, runner.OWNER, runner.LEASE_TTL):
+            return False, store.lease(sid), [], []
+        # We hold the lease: anything left open belongs to a runner that died.
+        recovered = recover(store, sid)
+        view, _start = load_view(store, sid)
+        return True, None, recovered, view
+
+
+def _give_back(store: Any, sid: str, writer: Writer | None, leased: bool) -> None:
+    """The last rows and the lease, in one opening of the store."""
+    with store.hold():
+        try:
+            if writer is not None:
+                writer.flush()
+        finally:
+            if leased:
+                store.release_lease(sid, runner.OWNER)
 
 
 async def _drive(ctx: RunContext, body: Callable[[], Awaitable[Message | None]]) -> Message | None:
