@@ -597,9 +597,6 @@ class DuckDBStore(Store):
             raise NotFound(f"no part {part_id!r}")
         return part_from_json(row[0])
 
-    def list_parts(self, message_id: str) -> list[Part]:
-        return self.get_message(message_id).parts
-
     def timeline(
         self,
         session_id: str,

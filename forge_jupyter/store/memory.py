@@ -261,9 +261,6 @@ class MemoryStore(Store):
                 raise NotFound(f"no part {part_id!r}")
             return found[1]
 
-    def list_parts(self, message_id: str) -> list[Part]:
-        return self.get_message(message_id).parts
-
     def timeline(
         self,
         session_id: str,
