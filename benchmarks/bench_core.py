@@ -154,6 +154,7 @@ def write_amplification(deltas: int = 10_000, tools: int = 20) -> None:
     before_rows, before_batches = projection.rows_written, projection.batches_written
     asyncio.run(Processor(ctx, assistant, source=source).process(
         llm.LLMRequest(model="openai/x", system="", messages=[])))
+    projection.flush()  # what the loop commits before its next request
     rows = projection.rows_written - before_rows
     batches = projection.batches_written - before_batches
     message = ctx.writer.message(assistant.id)
