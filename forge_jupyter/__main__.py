@@ -13,6 +13,7 @@ from pathlib import Path
 
 def demo(db: str | None) -> int:
     from . import Forge
+    from .bus import SessionStatus
 
     path = db or str(Path(tempfile.mkdtemp(prefix="forge-demo-")) / "forge.duckdb")
     with Forge(db=path) as forge:
@@ -30,8 +31,7 @@ def demo(db: str | None) -> int:
 
         session = forge.session("demo", new=True)
         notices = []
-        forge.bus.subscribe(lambda e: notices.append(e.detail.get("message")),
-                            types=__import__("forge_jupyter.bus", fromlist=["SessionStatus"]).SessionStatus)
+        forge.bus.subscribe(lambda e: notices.append(e.detail.get("message")), types=SessionStatus)
         for question in ("What Python version is this kernel running?", "Thanks! Anything else?"):
             answer = session.prompt(question)
             print(f"\n>>> {question}\n{answer.text}\n[{answer.status}, {answer.tokens.input} in / "

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import Forge as ForgeConfig
 from ..errors import NotFound
+from ..tools.permission import Rule
 
 _STORE_KEYS = ("db", "tenant", "builtin_tools", "max_age")
 _LIVE_KEYS = ("model", "agent", "permissions", "compaction_ratio", "char_budget", "step_limit",
@@ -50,8 +51,7 @@ class NotebookForge:
             f = self._forge
             f.model = kwargs["model"]
             f.default_agent = kwargs["agent"]
-            f.permissions = [__import__("forge_jupyter.tools.permission", fromlist=["Rule"]).Rule.parse(r)
-                             for r in kwargs["permissions"]]
+            f.permissions = [Rule.parse(r) for r in kwargs["permissions"]]
             f.compaction_ratio, f.char_budget = kwargs["compaction_ratio"], kwargs["char_budget"]
             f.step_limit, f.tool_timeout = kwargs["step_limit"], kwargs["tool_timeout"]
             for key in ("api_base", "api_key"):
