@@ -80,7 +80,7 @@ class Notebook7:
 
     def widget_text(self, index: int) -> str:
         texts = self.widget(index).locator("[data-testid=text]")
-        return " ".join(texts.all_text_contents()) if texts.count() else ""
+        return " ".join(texts.all_text_contents())  # never waits: [] once the widget is gone
 
     def save(self) -> None:
         before = (self.lab.root / self.name).stat().st_mtime_ns
@@ -115,8 +115,9 @@ def test_forge_cell_streams_live_and_leaves_its_record_in_notebook7(page, lab, s
         n = len(nb.widget_text(FORGE))
         if n and (not seen or n != seen[-1]):
             seen.append(n)
-        if card.count():
-            state = card.first.get_attribute("data-state") or ""
+        # Read without waiting: the card can vanish between two calls when the run ends.
+        state = card.evaluate_all("els => els.length ? els[0].getAttribute('data-state') : null")
+        if state:
             if not states or states[-1] != state:
                 states.append(state)
             if state == "completed" and not shot and "item20" in nb.widget_text(FORGE):
