@@ -48,7 +48,3 @@ def new_id(kind: str) -> str:
     ms, counter = _next_stamp()
     return f"{prefix}_{ms:012x}{counter:04x}{_random_tail()}"
 
-
-def id_time_ms(identifier: str) -> int:
-    """The millisecond clock value an id was minted at."""
-    return int(identifier.split("_", 1)[1][:12], 16)

@@ -51,10 +51,6 @@ class Tokens(_Row):
             estimated=self.estimated or other.estimated,
         )
 
-    @property
-    def total(self) -> int:
-        return self.input + self.output + self.reasoning
-
 
 class ErrorInfo(_Row):
     type: str
