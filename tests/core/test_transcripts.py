@@ -13,11 +13,17 @@ import re
 import pytest
 
 from forge_jupyter.testing import Turn
-from forge_jupyter.testing.transcripts import list_transcripts, parse_wire
+from forge_jupyter.testing.transcripts import TRANSCRIPTS_DIR, list_transcripts, parse_wire
 from forge_jupyter.tools.base import Tool, ToolResult
 
 TRANSCRIPTS = list_transcripts()
 MID_STREAM_ERROR = {"openrouter-midstream-error.sse"}
+
+
+def test_the_recorded_transcripts_are_there():
+    # An empty parametrize would skip every test below silently: a missing shared/ must fail.
+    assert len(TRANSCRIPTS) >= 16, (f"expected the recorded streams under {TRANSCRIPTS_DIR}; "
+                                    "set FORGE_TRANSCRIPTS_DIR to the shared/transcripts folder")
 
 
 def _squash(s: str) -> str:
