@@ -20,7 +20,7 @@ from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
 from . import compaction, runner
 from .context import RunContext
 from .loop import run_loop
-from .recovery import close_open_parts, recover
+from .recovery import close_open_parts, recover, take_lease
 from .view import load_view
 from .writer import Writer
 
@@ -51,7 +51,8 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
     try:
         run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
         await forge.flush_async()  # rows of earlier runs land before we read
-        leased, held, recovered, view = await asyncio.to_thread(_take_runner, store, sid)
+        leased, held, recovered, view = await asyncio.to_thread(_take_runner, store, sid,
+                                                                run.owner)
         if not leased:
             owner, expires = held or ("another process", now())
             raise SessionBusy(runner.busy_message(sid, owner, expires))
@@ -82,39 +83,42 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
         run.ctx = ctx
         if choice.notice:
             forge.announce(sid, choice.notice)
-        heartbeat = asyncio.create_task(_heartbeat(store, sid))
+        heartbeat = asyncio.create_task(_heartbeat(store, sid, run.owner))
         forge.bus.publish(_status(sid, "busy"))
         yield ctx
     finally:
         if heartbeat is not None:
             heartbeat.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.to_thread(_give_back, store, sid, ctx.writer if ctx else None, leased)
+            await asyncio.to_thread(_give_back, store, sid, ctx.writer if ctx else None,
+                                    run.owner if leased else None)
         runner.release(id(store), sid)
         forge.bus.publish(_status(sid, "idle"))
 
 
-def _take_runner(store: Any, sid: str) -> tuple[bool, Any, list[Message], list[Message]]:
-    """Lease, recovery and the model's view in one opening of the store: (leased, the other
-    holder's lease, what was recovered, the view)."""
+def _take_runner(store: Any, sid: str,
+                 owner: str) -> tuple[bool, Any, list[Message], list[Message]]:
+    """Lease (taking over a dead local runner's), recovery and the model's view in one opening
+    of the store: (leased, the other holder's lease, what was recovered, the view)."""
     with store.hold():
-        if not store.acquire_lease(sid, runner.OWNER, runner.LEASE_TTL):
-            return False, store.lease(sid), [], []
+        leased, held = take_lease(store, sid, owner)
+        if not leased:
+            return False, held, [], []
         # We hold the lease: anything left open belongs to a runner that died.
         recovered = recover(store, sid)
         view, _start = load_view(store, sid)
         return True, None, recovered, view
 
 
-def _give_back(store: Any, sid: str, writer: Writer | None, leased: bool) -> None:
+def _give_back(store: Any, sid: str, writer: Writer | None, owner: str | None) -> None:
     """The last rows and the lease, in one opening of the store."""
     with store.hold():
         try:
             if writer is not None:
                 writer.flush()
         finally:
-            if leased:
-                store.release_lease(sid, runner.OWNER)
+            if owner is not None:
+                store.release_lease(sid, owner)
 
 
 async def _drive(ctx: RunContext, body: Callable[[], Awaitable[Message | None]]) -> Message | None:
@@ -198,11 +202,11 @@ def _status(sid: str, status: str) -> Any:
     return SessionStatus(sid, status, {})
 
 
-async def _heartbeat(store: Any, sid: str) -> None:
+async def _heartbeat(store: Any, sid: str, owner: str) -> None:
     while True:
         await asyncio.sleep(runner.LEASE_TTL / 3)
         with contextlib.suppress(Exception):
-            await asyncio.to_thread(store.acquire_lease, sid, runner.OWNER, runner.LEASE_TTL)
+            await asyncio.to_thread(store.acquire_lease, sid, owner, runner.LEASE_TTL)
 
 
 def _close_running(ctx: RunContext) -> Message | None:

@@ -1,4 +1,8 @@
-"""Crash recovery: close what a dead runner left open (DESIGN §3).
+"""Crash recovery: take over a dead runner's lease, close what it left open (DESIGN §3).
+
+A lease held by a process of this host that is gone is taken over at once and recorded as a
+``recovery.lease_taken_over`` event (runner.stale_reason decides); any other live lease
+refuses. Then, in ``recover``:
 
 Text and reasoning keep what was stored and are finalized; tool calls become errors
 ("interrupted"); the message is marked ``interrupted``; one ``recovery`` event says what was
@@ -8,8 +12,11 @@ must hold the session's runner lease (or know no runner is alive) before calling
 
 from __future__ import annotations
 
+import time
+
 from ..model import Event, Message, ReasoningPart, TextPart, ToolPart, now
 from ..store.base import Op, PutEvent, PutMessage, PutPart, Store
+from . import runner
 
 INTERRUPTED = "interrupted: the process running this call stopped before it finished"
 
@@ -53,3 +60,27 @@ def recover(store: Store, session_id: str, *, actor: str = "forge") -> list[Mess
     )
     store.write(ops)
     return closed_messages
+
+
+def take_lease(store: Store, session_id: str, owner: str,
+               ttl: float = runner.LEASE_TTL) -> tuple[bool, tuple[str, float] | None]:
+    """Take the session's runner lease for ``owner``: (taken, the live lease that refused it).
+
+    Call it inside ``store.hold()`` where the backend has one, so the lease read and the
+    takeover see the same row (the takeover is a compare-and-swap either way).
+    """
+    if store.acquire_lease(session_id, owner, ttl):
+        return True, None
+    held = store.lease(session_id)
+    why = runner.stale_reason(held[0]) if held is not None else None
+    if held is not None and why is None:
+        return False, held  # alive, or not ours to judge: wait for its expiry
+    previous = held[0] if held is not None else None
+    if not store.acquire_lease(session_id, owner, ttl, replacing=previous):
+        return False, store.lease(session_id)
+    if held is not None:
+        store.write([PutEvent(Event(
+            session_id=session_id, type="recovery.lease_taken_over", actor="forge",
+            data={"previous_owner": held[0], "reason": why, "owner": owner,
+                  "would_have_expired_in": round(max(0.0, held[1] - time.time()), 1)}))])
+    return True, None

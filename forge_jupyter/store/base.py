@@ -399,8 +399,15 @@ class Store(ABC):
     # -- runner lease ---------------------------------------------------------------------
 
     @abstractmethod
-    def acquire_lease(self, session_id: str, owner: str, ttl: float) -> bool:
-        """Take (or renew) the session's runner lease unless another owner holds a live one."""
+    def acquire_lease(
+        self, session_id: str, owner: str, ttl: float, *, replacing: str | None = None
+    ) -> bool:
+        """Take (or renew) the session's runner lease unless another owner holds a live one.
+
+        ``replacing``: the owner of a live lease the caller has found dead (a process of this
+        host that is gone, session/runner.py); that lease is taken over too. It is a
+        compare-and-swap on the owner: a lease taken by anyone else meanwhile is never stolen.
+        """
 
     @abstractmethod
     def release_lease(self, session_id: str, owner: str) -> None:

@@ -676,11 +676,13 @@ class DuckDBStore(Store):
 
     # -- runner lease ---------------------------------------------------------------------
 
-    def acquire_lease(self, session_id: str, owner: str, ttl: float) -> bool:
+    def acquire_lease(
+        self, session_id: str, owner: str, ttl: float, *, replacing: str | None = None
+    ) -> bool:
         with self._tx() as con:
             flags = self._flags(con, session_id)
             now = time.time()
-            held_by_other = flags.lease_owner not in (None, owner)
+            held_by_other = flags.lease_owner not in (None, owner, replacing)
             if held_by_other and flags.lease_expires is not None and flags.lease_expires > now:
                 return False
             con.execute(

@@ -333,11 +333,13 @@ class MemoryStore(Store):
 
     # -- leases ----------------------------------------------------------------------------
 
-    def acquire_lease(self, session_id: str, owner: str, ttl: float) -> bool:
+    def acquire_lease(
+        self, session_id: str, owner: str, ttl: float, *, replacing: str | None = None
+    ) -> bool:
         with self.db.lock:
             row = self._session_row(session_id)
             now = time.time()
-            if row.lease_owner not in (None, owner) and row.lease_expires > now:
+            if row.lease_owner not in (None, owner, replacing) and row.lease_expires > now:
                 return False
             row.lease_owner, row.lease_expires = owner, now + ttl
             return True

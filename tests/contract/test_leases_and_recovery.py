@@ -89,3 +89,18 @@ def test_recover_with_nothing_open_changes_nothing(store):
     finish(store, running_assistant(store, session, user_turn(store, session)))
     assert recover(store, session.id) == []
     assert store.events(session.id).items == []
+
+
+def test_a_live_lease_is_taken_over_only_from_the_owner_named_dead(store):
+    session = new_session(store)
+    assert store.acquire_lease(session.id, "dead-runner", 60)
+    # naming another owner, or none, steals nothing (a compare-and-swap on the owner)
+    assert not store.acquire_lease(session.id, "kernel-b", 60, replacing="someone-else")
+    assert not store.acquire_lease(session.id, "kernel-b", 60, replacing=None)
+    assert not store.acquire_lease(session.id, "kernel-b", 60, replacing="DEAD-RUNNER")
+    assert store.lease(session.id)[0] == "dead-runner"
+    assert store.acquire_lease(session.id, "kernel-b", 60, replacing="dead-runner")
+    assert store.lease(session.id)[0] == "kernel-b"
+    # the judgement is stale once someone else holds it: the dead owner's name opens nothing
+    assert not store.acquire_lease(session.id, "kernel-c", 60, replacing="dead-runner")
+    assert store.lease(session.id)[0] == "kernel-b"
