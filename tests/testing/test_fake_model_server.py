@@ -331,10 +331,20 @@ def test_demo_looks_at_variables_then_summarizes_the_result(demo, stream, protoc
     assert second.tool_calls == {} and second.finish_reason == "stop"
 
 
-def test_demo_runs_a_python_snippet_through_the_tools_own_parameter(demo, stream):
-    out = stream(demo, "openai", tools=[tool("python", source="string")])
+def test_demo_draws_a_chart_through_the_python_tools_own_parameter(demo, stream):
+    seen = "weather: DataFrame 3 rows × 2 columns, 1 KB\n\ndtypes:\ncity       str\nvisits   int64\n"
+    history = [
+        {"role": "user", "content": "Plot visits by city for `weather`."},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "variables", "arguments": '{"name": "weather"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": seen},
+    ]
+    out = stream(demo, "openai", messages=history,
+                 tools=[tool("variables"), tool("python", source="string")])
     (call,) = out.tool_calls.values()
-    assert call["name"] == "python" and "print(" in json.loads(call["arguments"])["source"]
+    source = json.loads(call["arguments"])["source"]
+    assert call["name"] == "python" and source.startswith("# chart: weather: total visits by city")
+    assert "weather.groupby('city')['visits']" in source
 
 
 def test_module_entry_serves_the_demo_until_stopped():
