@@ -9,33 +9,49 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+QUESTIONS = (
+    "Which columns of `orders` have missing values, and how many?",
+    "Which customer had the highest amount?",
+)
+CHART = "Plot amount by customer."
 
 
 def demo(db: str | None) -> int:
+    import importlib.util
+
+    import pandas as pd
+
     from . import Forge
     from .bus import SessionStatus
 
+    orders = pd.DataFrame({
+        "customer": ["ada", "bob", "ada", "cy", "bob", "ada"],
+        "amount": [12.5, 40.0, 7.25, None, 18.0, 30.0],
+        "status": ["paid", "paid", "open", "open", None, "paid"],
+    })
     path = db or str(Path(tempfile.mkdtemp(prefix="forge-demo-")) / "forge.duckdb")
-    with Forge(db=path) as forge:
-        @forge.tool
-        def python(code: str) -> str:
-            """Run a short Python snippet and return what it prints (a stand-in for the
-            notebook's own `python` tool, which runs in the kernel)."""
-            import contextlib
-            import io
+    # The builtin tools work on this namespace, as they would on a notebook's variables.
+    with Forge(db=path, namespace={"orders": orders}) as forge:
+        def approve(request: Any) -> str:
+            code = "\n".join(f"    {line}" for line in request.subject.splitlines())
+            print(f"\n? {request.tool} asks for approval to run:\n{code}\n  → allowed once "
+                  "(this script answers; in a notebook you click Allow)")
+            return "once"
 
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(code, {})
-            return out.getvalue()
-
+        forge.on_approval(approve)
         session = forge.session("demo", new=True)
         notices = []
         forge.bus.subscribe(lambda e: notices.append(e.detail.get("message")), types=SessionStatus)
-        for question in ("What Python version is this kernel running?", "Thanks! Anything else?"):
+        # A chart needs matplotlib (installed with the test extras); without it, a summary.
+        chart = CHART if importlib.util.find_spec("matplotlib") else "Describe `orders`."
+        for question in (*QUESTIONS, chart):
             answer = session.prompt(question)
-            print(f"\n>>> {question}\n{answer.text}\n[{answer.status}, {answer.tokens.input} in / "
-                  f"{answer.tokens.output} out tokens, cost {answer.cost}]")
+            calls = ", ".join(f"{p.tool} ({p.state})" for m in session.messages()
+                              if m.parent_id == answer.parent_id for p in m.parts if p.type == "tool")
+            print(f"\n>>> {question}\n[tools: {calls}]\n{answer.text}\n[{answer.status}, "
+                  f"{answer.tokens.input} in / {answer.tokens.output} out tokens, cost {answer.cost}]")
         for n in {n for n in notices if n}:
             print(f"\nnote: {n}")
         print(f"\nStored in {path}:")
