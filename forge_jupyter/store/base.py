@@ -26,6 +26,8 @@ from ..errors import DuplicateId, Immutable, MessageRunning, NotFound, SessionDe
 from ..model import Event, Message, Part, SessionInfo
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import duckdb
     import pandas as pd
 
@@ -433,6 +435,11 @@ class Store(ABC):
     def hold(self) -> Iterator[None]:
         """Keep the backend's connection open across several calls (a no-op where there is none)."""
         yield
+
+    def files(self) -> tuple[Path, ...]:
+        """The files this store owns on disk (its database and sidecars, resolved): the file
+        tools refuse to write them. Empty for a store that keeps nothing in files."""
+        return ()
 
     def close(self) -> None:  # noqa: B027 - optional for backends without resources
         """Release any resources (files, connections)."""

@@ -231,6 +231,11 @@ class DuckDBStore(Store):
 
     # -- access to the file ---------------------------------------------------------------
 
+    def files(self) -> tuple[Path, ...]:
+        """The database, its write-ahead log and the lock sidecar, resolved."""
+        file = self._file()
+        return (file.path, file.path.with_name(file.path.name + ".wal"), file.lock_path)
+
     def _file(self) -> DuckDBFile:
         return shared_file(self.path)  # looked up each time: a forked child gets its own
 
