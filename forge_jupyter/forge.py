@@ -18,7 +18,7 @@ from typing import Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
-from .errors import NotFound
+from .errors import NotFound, ToolError
 from .model import Event, SessionInfo
 from .models import ModelChoice, resolve
 from .secrets import Scrubber
@@ -31,7 +31,7 @@ from .store.memory import MemoryStore
 from .store.projection import Projection
 from .system_prompt import build_system_prompt
 from .tools.base import Tool, tool_from_function
-from .tools.permission import Permissions, Rule, agent_defaults, subject_of
+from .tools.permission import PathSubject, Permissions, Rule, agent_defaults
 from .tools.plugins import apply_chain, plugin_manager
 from .tools.registry import ToolRegistry
 
@@ -191,19 +191,26 @@ class Forge:
         approvals = self.approvals
 
         async def gate(ctx: Any, tool: Tool, part: Any) -> str | None:
-            subject = subject_of(part.input, tool.subject_arg)
+            try:  # a file tool's path, normalized under the root; never matched raw
+                subject = tool.permission_subject(part.input, ctx.session.directory, ctx.output_dir)
+            except ToolError as exc:
+                ctx.writer.record(Event(session_id=session.id, type="permission.denied", actor="forge",
+                                        data={"tool": tool.name, "reason": str(exc)[:500],
+                                              "part_id": part.id}))
+                return f"Permission denied: {exc}"
             verdict = permissions.evaluate(tool.name, subject)
             if verdict.action == "allow":
                 return None
-            facts = {"tool": tool.name, "subject": subject[:500], "rule": str(verdict.rule),
+            facts = {"tool": tool.name, "subject": str(subject)[:500], "rule": str(verdict.rule),
                      "layer": verdict.layer, "part_id": part.id}
             if verdict.action == "deny":
                 ctx.writer.record(Event(session_id=session.id, type="permission.denied",
                                         actor="forge", data=facts))
-                return (f"Permission denied: {tool.name} is not allowed here "
+                on = f" on {subject}" if isinstance(subject, PathSubject) else ""
+                return (f"Permission denied: {tool.name} is not allowed{on} here "
                         f"(rule {verdict.rule}, {verdict.layer} layer). Do not retry it; tell the "
                         "user what you wanted to do instead.")
-            request = ApprovalRequest(session.id, part.id, tool.name, dict(part.input), subject,
+            request = ApprovalRequest(session.id, part.id, tool.name, dict(part.input), str(subject),
                                       str(verdict.rule))
             ctx.writer.record(Event(session_id=session.id, type="permission.asked", actor="agent",
                                     data={**facts, "request_id": request.id}))

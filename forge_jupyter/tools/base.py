@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 
+from .permission import Subject, subject_of
 from .schema import function_schema
 
 
@@ -54,6 +55,10 @@ class Tool:
     timeout: float | None = None  # seconds; None: the Forge's default
     requires: frozenset[str] = frozenset()  # capabilities the model must have (e.g. "vision")
     subject_arg: str | None = None  # the argument permission patterns match (default: path, code…)
+    # (args, root, output_dir) → what permission patterns match, instead of ``subject_arg``:
+    # file tools give their path normalized under the root (paths.path_subject); a ToolError
+    # raised here refuses the call before any rule is read.
+    subject: Callable[[dict[str, Any], str | None, str | None], Subject] | None = None
     flag: str | None = None  # offered only when this flag is on (Forge(flags={...}))
     _validator: Any = field(default=None, init=False, repr=False)
 
@@ -63,6 +68,13 @@ class Tool:
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
+
+    def permission_subject(self, args: dict[str, Any], root: str | None = None,
+                           output_dir: str | None = None) -> Subject:
+        """What this call's permission rules are matched against."""
+        if self.subject is not None:
+            return self.subject(args, root, output_dir)
+        return subject_of(args, self.subject_arg)
 
     def validation_errors(self, args: Any) -> list[str]:
         """Messages for every way ``args`` fails the schema (empty when valid)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
-from .paths import display_path, resolve_inside, session_root
-from .write import changed, read_text, save
+from .paths import path_subject
+from .write import Target, changed, read_text, target
 
 DESCRIPTION = """Replace text in a file: `old_string` must match the file exactly (every space,
 tab and line break; copy it from read's output without the line-number prefix).
@@ -59,24 +59,27 @@ def edit(path: str, old_string: str, new_string: str, replace_all: bool = False,
     new_string: The text to put in its place.
     replace_all: Replace every occurrence instead of exactly one.
     """
-    root = session_root(ctx, "edit")
-    target = resolve_inside(root, path)
-    shown_path = display_path(root, target)
     if old_string == new_string:
         raise ToolError("old_string and new_string are the same: there is nothing to change.")
-    if not target.exists():
+    with target(ctx, "edit", path, create=old_string == "") as file:
+        shown_path = file.shown
+        if not file.exists:
+            if old_string == "":
+                patch = file.save(None, new_string)
+                return ToolResult(f"Created {shown_path} ({changed(patch)}).", title=shown_path,
+                                  metadata={"patch": patch, "replacements": 0})
+            raise ToolError(f"{shown_path} does not exist. Use write to create it, or check the "
+                            "path with list or glob.")
         if old_string == "":
-            patch = save(root, target, None, new_string)
-            return ToolResult(f"Created {shown_path} ({changed(patch)}).", title=shown_path,
-                              metadata={"patch": patch, "replacements": 0})
-        raise ToolError(f"{shown_path} does not exist. Use write to create it, or check the "
-                        "path with list or glob.")
-    if target.is_dir():
-        raise ToolError(f"{shown_path} is a directory; edit changes files.")
-    if old_string == "":
-        raise ToolError(f"old_string is empty but {shown_path} already exists: give the exact text "
-                        "to replace, or use write to replace the whole file.")
-    before = read_text(target, shown_path)
+            raise ToolError(f"old_string is empty but {shown_path} already exists: give the exact "
+                            "text to replace, or use write to replace the whole file.")
+        return _replace(file, read_text(file.read_bytes(), shown_path), old_string, new_string,
+                        replace_all)
+
+
+def _replace(file: Target, before: str, old_string: str, new_string: str,
+             replace_all: bool) -> ToolResult:
+    shown_path = file.shown
     old, new = old_string, new_string
     if old not in before and "\r\n" in before and "\n" in old and "\r" not in old:
         # the file has Windows line endings, which read does not show
@@ -94,7 +97,7 @@ def edit(path: str, old_string: str, new_string: str, replace_all: bool = False,
                         "Include more surrounding lines to make it unique, or pass replace_all=true "
                         "to replace every occurrence.")
     after = before.replace(old, new) if replace_all else before.replace(old, new, 1)
-    patch = save(root, target, before, after)
+    patch = file.save(before, after)
     n = len(lines) if replace_all else 1
     return ToolResult(f"Edited {shown_path}: replaced {n} occurrence{'s' if n > 1 else ''} "
                       f"({changed(patch)}).", title=shown_path,
@@ -102,4 +105,6 @@ def edit(path: str, old_string: str, new_string: str, replace_all: bool = False,
 
 
 def edit_tool() -> Tool:
-    return tool_from_function(edit, name="edit", description=DESCRIPTION, mutating=True)
+    tool = tool_from_function(edit, name="edit", description=DESCRIPTION, mutating=True)
+    tool.subject = path_subject(for_writing=True)
+    return tool

@@ -7,7 +7,14 @@ import re
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
-from .paths import SKIP_DIRS, display_path, resolve_inside, session_root, walk_files
+from .paths import (
+    SKIP_DIRS,
+    display_path,
+    path_subject,
+    resolve_inside,
+    session_root,
+    walk_files,
+)
 from .truncate import MAX_ENTRIES, and_more
 
 DESCRIPTION = f"""Find files by path pattern, newest (most recently modified) first.
@@ -121,4 +128,6 @@ def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult
 
 
 def glob_tool() -> Tool:
-    return tool_from_function(glob_files, name="glob", description=DESCRIPTION)
+    tool = tool_from_function(glob_files, name="glob", description=DESCRIPTION)
+    tool.subject = path_subject()  # rules match the folder searched, normalized
+    return tool

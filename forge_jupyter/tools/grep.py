@@ -13,6 +13,7 @@ from .paths import (
     display_path,
     is_binary_file,
     iter_lines,
+    path_subject,
     resolve_inside,
     session_root,
     walk_files,
@@ -95,4 +96,6 @@ def _search(file: Path, rx: re.Pattern[str], shown: str, hits: list[str]) -> int
 
 
 def grep_tool() -> Tool:
-    return tool_from_function(grep, name="grep", description=DESCRIPTION)
+    tool = tool_from_function(grep, name="grep", description=DESCRIPTION)
+    tool.subject = path_subject()  # rules match the folder searched, normalized
+    return tool

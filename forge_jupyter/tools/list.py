@@ -7,7 +7,7 @@ import os
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .glob import GlobPattern
-from .paths import display_path, resolve_inside, session_root
+from .paths import display_path, path_subject, resolve_inside, session_root
 from .truncate import MAX_ENTRIES, and_more, plural
 
 DESCRIPTION = f"""List one directory (not recursive): directories first, then files, each in name
@@ -59,4 +59,6 @@ def list_directory(path: str = ".", ignore: list[str] | None = None, *, ctx: Too
 
 
 def list_tool() -> Tool:
-    return tool_from_function(list_directory, name="list", description=DESCRIPTION)
+    tool = tool_from_function(list_directory, name="list", description=DESCRIPTION)
+    tool.subject = path_subject()  # rules match the folder searched, normalized
+    return tool

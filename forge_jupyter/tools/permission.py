@@ -1,9 +1,14 @@
 """Permissions: rules of tool pattern × argument pattern × action (DESIGN §5).
 
 A rule is ``Rule(tool="write", pattern="data/*", action="ask")``. Patterns are shell-style
-wildcards (``fnmatch``): for file tools the argument is the path (``"*.csv"``, ``"data/*"``),
-for ``python`` the code and for ``sql`` the statement (so ``"df.head*"`` is a prefix), for
-other tools the JSON of the arguments.
+wildcards (``fnmatch``, where ``*`` also crosses ``/``): for ``python`` they match the code and
+for ``sql`` the statement (so ``"df.head*"`` is a prefix), for other tools the JSON of the
+arguments, and for file tools a ``PathSubject``: the path normalized and made relative to the
+session's root (``./a``, ``w/../a``, ``a//b``, absolute paths into the root and links inside it
+all become the one spelling the file has; see ``paths.locate``). Against a path the pattern is
+normalized too: ``./data/*`` is ``data/*``, ``data/`` is ``data/*``, an absolute pattern inside
+the root is made relative to it. A path that cannot be normalized is refused before any rule is
+read: it is never matched raw.
 
 Layers merge agent defaults → session → this prompt. Inside a layer the last matching rule
 wins; across layers the most restrictive verdict wins (deny > ask > allow), so a later layer
@@ -16,13 +21,66 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
+import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 Action = Literal["allow", "deny", "ask"]
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 SUBJECT_ARGS = ("path", "code", "query", "sql", "pattern", "command")
+_WILDCARDS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class PathSubject:
+    """What a file tool's rules match: its path, normalized (``paths.locate``)."""
+
+    path: str  # POSIX, relative to ``root`` ("." is the root); absolute only outside it (read's saved outputs)
+    root: str  # the session's root, resolved
+    fold_case: bool = False  # the root's file system ignores case: so does matching
+
+    def __str__(self) -> str:
+        return self.path
+
+
+Subject = str | PathSubject
+
+
+@lru_cache(maxsize=1024)
+def path_pattern(pattern: str, root: str, fold_case: bool = False) -> str:
+    """A rule's pattern as it applies to a normalized path under ``root``."""
+    if pattern.endswith("/"):
+        pattern += "*"  # a folder's contents
+    absolute = pattern.startswith("/")
+    norm = posixpath.normpath(pattern)
+    if absolute:
+        norm = "/" + norm.lstrip("/")  # POSIX keeps a leading "//"; a path never has one
+        norm = _under_root(norm, root) or _under_root(_real_prefix(norm), root) or norm
+    return norm.casefold() if fold_case else norm
+
+
+def _under_root(pattern: str, root: str) -> str | None:
+    if pattern == root:
+        return "."
+    if pattern.startswith(root.rstrip("/") + "/"):
+        return pattern[len(root.rstrip("/")) + 1:]
+    return None
+
+
+def _real_prefix(pattern: str) -> str:
+    """``pattern`` with its literal leading folders resolved (``/tmp/x/*`` → ``/private/tmp/x/*``)."""
+    parts = pattern.split("/")
+    n = 0
+    while n < len(parts) - 1 and not _WILDCARDS & set(parts[n]):
+        n += 1
+    return posixpath.join(os.path.realpath("/".join(parts[:n]) or "/"), *parts[n:])
+
+
+def _everything(pattern: str) -> bool:
+    return pattern.strip("*") == ""  # "*", "**": every argument
 
 
 @dataclass(frozen=True)
@@ -38,8 +96,13 @@ class Rule:
     def matches_tool(self, tool: str) -> bool:
         return fnmatch.fnmatchcase(tool, self.tool)
 
-    def matches(self, tool: str, subject: str) -> bool:
-        return self.matches_tool(tool) and fnmatch.fnmatchcase(subject, self.pattern)
+    def matches(self, tool: str, subject: Subject) -> bool:
+        if not self.matches_tool(tool):
+            return False
+        if isinstance(subject, PathSubject):
+            path = subject.path.casefold() if subject.fold_case else subject.path
+            return fnmatch.fnmatchcase(path, path_pattern(self.pattern, subject.root, subject.fold_case))
+        return fnmatch.fnmatchcase(subject, self.pattern)
 
     def __str__(self) -> str:
         return f"{self.tool}({self.pattern}) → {self.action}"
@@ -85,7 +148,7 @@ class Permissions:
         self.layers = [(name, [Rule.parse(r) for r in rules]) for name, rules in layers]
         self.grants = list(grants)
 
-    def evaluate(self, tool: str, subject: str) -> Verdict:
+    def evaluate(self, tool: str, subject: Subject) -> Verdict:
         verdict = Verdict("allow", None, None)
         for name, rules in self.layers:
             found = None
@@ -105,7 +168,7 @@ class Permissions:
             for rule in rules:
                 if not rule.matches_tool(tool):
                     continue
-                if rule.pattern == "*":
+                if _everything(rule.pattern):
                     state = rule.action
                 elif rule.action != "deny" and state == "deny":
                     state = "partly"  # a narrower allow/ask after a blanket deny keeps it visible

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from itertools import islice
+from typing import BinaryIO
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
+from .nofollow import open_inside
 from .paths import (
+    BINARY_SAMPLE,
     count_lines,
-    display_path,
-    is_binary_file,
     iter_lines,
-    resolve_inside,
+    locate,
+    looks_binary,
+    path_subject,
     session_root,
 )
 from .truncate import MAX_BYTES, MAX_LINE_CHARS, READ_PAGE, cut_line, format_bytes, utf8_len
@@ -40,14 +44,22 @@ def read(path: str, offset: int = 0, limit: int = READ_PAGE, *, ctx: ToolContext
     limit: Lines to show.
     """
     root = session_root(ctx, "read")
-    target = resolve_inside(root, path, must_exist=True, allow=(ctx.output_dir,))
-    shown_path = display_path(root, target)
-    if target.is_dir():
+    located = locate(root, path, must_exist=True, allow=(ctx.output_dir,))
+    shown_path = located.shown
+    if located.path.is_dir():
         raise ToolError(f"{shown_path} is a directory; use list to see what it holds.")
-    if is_binary_file(target):
-        raise ToolError(f"{shown_path} is a binary file ({format_bytes(target.stat().st_size)}); read "
-                        "shows text only. Inspect it with python instead (pandas for data, PIL for images).")
-    total = count_lines(target)
+    # one descriptor, reached without following links, for the sample, the count and the page
+    with open_inside(located) as f:
+        return _page(f, shown_path, offset, limit)
+
+
+def _page(f: BinaryIO, shown_path: str, offset: int, limit: int) -> ToolResult:
+    if looks_binary(f.read(BINARY_SAMPLE)):
+        raise ToolError(f"{shown_path} is a binary file ({format_bytes(os.fstat(f.fileno()).st_size)}); "
+                        "read shows text only. Inspect it with python instead (pandas for data, PIL "
+                        "for images).")
+    f.seek(0)
+    total = count_lines(f)
     meta = {"path": shown_path, "offset": offset, "total_lines": total}
     if total == 0:
         return ToolResult("(empty file)", title=shown_path, metadata={**meta, "lines": 0})
@@ -57,20 +69,20 @@ def read(path: str, offset: int = 0, limit: int = READ_PAGE, *, ctx: ToolContext
     out: list[str] = []
     used = 0
     capped = False
-    with open(target, "rb") as f:
-        lines = iter_lines(f, _LINE_CAP)
-        for _ in islice(lines, offset):
-            pass
-        for number, (body, size) in enumerate(islice(lines, limit), start=offset + 1):
-            text = cut_line(body.decode("utf-8", "replace").removesuffix("\r"),
-                            size if size > len(body) else None)
-            entry = f"{number:>6}\t{text}\n"
-            n = utf8_len(entry)
-            if out and used + n > MAX_BYTES:
-                capped = True
-                break
-            out.append(entry)
-            used += n
+    f.seek(0)
+    lines = iter_lines(f, _LINE_CAP)
+    for _ in islice(lines, offset):
+        pass
+    for number, (body, size) in enumerate(islice(lines, limit), start=offset + 1):
+        text = cut_line(body.decode("utf-8", "replace").removesuffix("\r"),
+                        size if size > len(body) else None)
+        entry = f"{number:>6}\t{text}\n"
+        n = utf8_len(entry)
+        if out and used + n > MAX_BYTES:
+            capped = True
+            break
+        out.append(entry)
+        used += n
     last = offset + len(out)
     if last < total:
         why = f"Output capped at {format_bytes(MAX_BYTES)}: showing" if capped else "Showing"
@@ -84,6 +96,7 @@ def read(path: str, offset: int = 0, limit: int = READ_PAGE, *, ctx: ToolContext
 
 def read_tool() -> Tool:
     tool = tool_from_function(read, name="read", description=DESCRIPTION)
+    tool.subject = path_subject(outputs=True)
     props = tool.parameters["properties"]
     props["offset"]["minimum"] = 0
     props["limit"]["minimum"] = 1

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
+from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff
-from .paths import display_path, resolve_inside, session_root, write_text_atomic
+from .paths import Located, ignores_case, locate, path_subject, session_root
 
 DESCRIPTION = """Create a file, or replace everything in an existing one, with `content`
 (written exactly as given, as UTF-8; missing parent directories are created).
@@ -15,24 +19,87 @@ DESCRIPTION = """Create a file, or replace everything in an existing one, with `
 To change part of an existing file prefer edit, which does not need the whole text. The
 result reports the lines added and removed."""
 
+_STORE_FILES = ("the database", "the write-ahead log", "the lock file")
 
-def read_text(target: Path, shown_path: str) -> str:
+
+def refuse_store_files(ctx: ToolContext, located: Located, tool: str) -> None:
+    """A ToolError when ``located`` is one of the files the store owns, however it is spelled
+    (another name in the root, a link to it, a hard link): writing them corrupts the history."""
+    store = getattr(ctx.forge, "store", None)
+    owned = store.files() if store is not None else ()
+    if not owned:
+        return
+    fold = ignores_case(str(located.root))
+    target = str(located.path)
+    try:
+        target_stat: os.stat_result | None = os.stat(target, follow_symlinks=False)
+    except OSError:
+        target_stat = None
+    for what, file in zip(_STORE_FILES, owned, strict=False):
+        real = os.path.realpath(file)
+        same = real.casefold() == target.casefold() if fold else real == target
+        if not same and target_stat is not None:
+            with contextlib.suppress(OSError):
+                same = os.path.samestat(target_stat, os.stat(real))
+        if same:
+            raise ToolError(f"{located.shown} is {what} of this Forge's store ({real}): writing it "
+                            f"could corrupt every session's history, so {tool} refuses it. Save to "
+                            "another file name.")
+
+
+def read_text(data: bytes, shown_path: str) -> str:
     """A file's text exactly as stored (line endings kept), refused when it is not UTF-8."""
     try:
-        return target.read_bytes().decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError(f"{shown_path} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
                         "only text files can be edited this way. Use python for other files.") from exc
 
 
-def save(root: Path, target: Path, before: str | None, after: str) -> dict:
-    """Write ``after`` to ``target`` atomically; the change as ``metadata["patch"]``."""
-    shown_path = display_path(root, target)
-    try:
-        write_text_atomic(target, after)
-    except OSError as exc:
-        raise ToolError(f"Could not write {shown_path}: {exc.strerror or exc}.") from exc
-    return unified_diff(shown_path, before, after)
+class Target:
+    """The file a write or edit changes, held by its folder's descriptor from the check to the
+    rename (paths.parent_dir): a link swapped in meanwhile cannot send the bytes elsewhere."""
+
+    def __init__(self, fd: int | None, name: str, located: Located) -> None:
+        self.fd, self.name, self.shown = fd, name, located.shown
+        self.stat = entry_stat(fd, name) if fd is not None else None  # None: a folder is missing
+        if self.stat is not None and stat.S_ISDIR(self.stat.st_mode):
+            raise ToolError(f"{self.shown} is a directory; give the path of a file.")
+
+    @property
+    def exists(self) -> bool:
+        return self.stat is not None
+
+    def read_bytes(self) -> bytes:
+        assert self.fd is not None
+        with open_entry(self.fd, self.name, self.shown) as f:
+            return f.read()
+
+    def save(self, before: str | None, after: str) -> dict:
+        """Write ``after`` atomically; the change as a patch (``metadata["patch"]``)."""
+        assert self.fd is not None, "opened with create=True"
+        try:
+            replace_entry(self.fd, self.name, after.encode("utf-8"),
+                          mode=self.stat.st_mode if self.stat is not None else None)
+        except OSError as exc:
+            raise ToolError(f"Could not write {self.shown}: {exc.strerror or exc}.") from exc
+        return unified_diff(self.shown, before, after)
+
+
+@contextlib.contextmanager
+def target(ctx: ToolContext, tool: str, path: str, *, create: bool) -> Iterator[Target]:
+    """The checked file ``path`` names; missing folders on the way are made when ``create``."""
+    located = locate(session_root(ctx, tool), path, for_writing=True)
+    refuse_store_files(ctx, located, tool)
+    with contextlib.ExitStack() as stack:
+        try:
+            fd, name = stack.enter_context(parent_dir(located, create=create))
+            found = Target(fd, name, located)
+        except OSError as exc:
+            if not isinstance(exc, FileNotFoundError) or create:
+                raise ToolError(f"Could not {tool} {located.shown}: {exc.strerror or exc}.") from exc
+            found = Target(None, "", located)  # a folder on the way is missing: so is the file
+        yield found
 
 
 def changed(patch: dict) -> str:
@@ -45,15 +112,10 @@ def write(path: str, content: str, *, ctx: ToolContext) -> ToolResult:
     path: File to write, relative to the root.
     content: The file's complete new text.
     """
-    root = session_root(ctx, "write")
-    target = resolve_inside(root, path)
-    shown_path = display_path(root, target)
-    if target.is_dir():
-        raise ToolError(f"{shown_path} is a directory; give a file path to write.")
-    before = None
-    if target.exists():
-        before = target.read_bytes().decode("utf-8", "replace")
-    patch = save(root, target, before, content)
+    with target(ctx, "write", path, create=True) as file:
+        before = file.read_bytes().decode("utf-8", "replace") if file.exists else None
+        patch = file.save(before, content)
+    shown_path = file.shown
     if before is None:
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         output = f"Created {shown_path} ({lines:,} lines)."
@@ -65,4 +127,6 @@ def write(path: str, content: str, *, ctx: ToolContext) -> ToolResult:
 
 
 def write_tool() -> Tool:
-    return tool_from_function(write, name="write", description=DESCRIPTION, mutating=True)
+    tool = tool_from_function(write, name="write", description=DESCRIPTION, mutating=True)
+    tool.subject = path_subject(for_writing=True)
+    return tool
