@@ -11,11 +11,14 @@ benchmarks/bench_truncate.py.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
+from pathlib import Path
 
 from forge_jupyter.tools.base import ToolContext, tool_from_function
 from forge_jupyter.tools.permission import Permissions, Rule, agent_defaults, subject_of
 from forge_jupyter.tools.truncate import truncate
+from forge_jupyter.tools.write import write_tool
 
 
 def noop(name: str, count: int = 1) -> str:
@@ -65,6 +68,28 @@ def main(n: int = 50_000) -> None:
     detail = ", ".join(f"{k} {v:.1f} µs" for k, v in parts.items())
     print(f"gate + validation + truncation on a no-op tool: {per_call:.1f} µs per call ({detail})")
     print(f"the no-op tool's own run (a sync function in a worker thread): {run_us:.1f} µs per call")
+    file_gate(permissions, n // 5)
+
+
+def file_gate(permissions: Permissions, n: int) -> None:
+    """The gate of a file tool: its path matched raw (before issue 10) and normalized under the
+    root (now: resolved against the file system, links included)."""
+    write = write_tool()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "data" / "sub").mkdir(parents=True)
+        args = {"path": "./data/sub/../x.csv", "content": "a,b\n"}
+        timed = {}
+        for label, fn in (("raw string", lambda: permissions.evaluate("write", subject_of(args))),
+                          ("normalized path", lambda: permissions.evaluate(
+                              "write", write.permission_subject(args, tmp)))):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            timed[label] = (time.perf_counter() - t) / n * 1e6
+    raw, normalized = timed["raw string"], timed["normalized path"]
+    print(f"file tool gate (write ./data/sub/../x.csv): raw string {raw:.1f} µs, normalized path "
+          f"{normalized:.1f} µs per call ({normalized / raw:.1f}×)")
 
 
 if __name__ == "__main__":
