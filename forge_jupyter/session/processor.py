@@ -1,9 +1,11 @@
 """The Processor: one model round on one assistant message (the seed's inner loop).
 
 It consumes the stream, writes Parts through the write entry with the seed's persistence
-split — start: an empty full row; deltas: the bus only; end: the full row, trailing
-whitespace trimmed; every tool state transition and both step boundaries: full rows — runs
-the round's tool calls (concurrently, results kept in call order) and reports
+split — start: an empty full row; deltas: the bus only; while streaming: a full-row
+checkpoint at most once a second (a timer, never per delta, so a crash loses at most the last
+second); end: the full row, trailing whitespace trimmed; every tool state transition and both
+step boundaries: full rows, a call's ``running`` row (arguments included) durable before it
+runs — runs the round's tool calls (concurrently, results kept in call order) and reports
 ``continue | stop | compact`` to runLoop. Whatever happens (error, abort), it leaves nothing
 open: every part and the message reach a terminal state.
 """
@@ -37,6 +39,7 @@ from ..model import (
 from ..tools.base import ToolContext
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
+from .durable import Checkpoints, SharedCommit
 from .recovery import close_open_parts
 from .retry import classify, describe, retry_after
 
@@ -64,6 +67,8 @@ class Processor:
         self.writer = ctx.writer
         self._text: TextPart | ReasoningPart | None = None
         self._buf: list[str] = []
+        self._checkpoints = Checkpoints(self.writer)  # the open block's row, once a second
+        self._commit = SharedCommit(self.writer)  # running calls' rows, before they run
         self._tools: dict[int, ToolPart] = {}
         self._calls: list[ToolPart] = []
         self._finish: str | None = None
@@ -123,9 +128,8 @@ class Processor:
                 await ctx.flush()
                 return "stop"
 
-        if self._calls:
-            # Durable before any tool runs: a crash mid-tool still finds the call in the store.
-            await ctx.flush()
+        # No flush here: each call's ``running`` row, arguments included, is made durable just
+        # before it runs (``_run_tool``), so a crash mid-tool still finds the call in the store.
         outcome: Outcome = "stop"
         if self._calls and self.summary:
             for part in self._calls:
@@ -160,6 +164,12 @@ class Processor:
     # ------------------------------------------------------------------------ the stream
 
     async def _consume(self, request: llm.LLMRequest) -> None:
+        try:
+            await self._read(request)
+        finally:
+            await self._checkpoints.settle()
+
+    async def _read(self, request: llm.LLMRequest) -> None:
         ctx = self.ctx
         sid, mid = ctx.session.id, self.assistant.id
         clock = time.monotonic
@@ -204,6 +214,7 @@ class Processor:
                 else:
                     part.raw_input = ev.arguments
                 self._calls.append(part)
+                self._put(part)  # the arguments are complete: the row (and the card) shows them
             elif t is llm.StepFinish:
                 self._step_finish(ev)
 
@@ -211,11 +222,13 @@ class Processor:
         self._end_block()
         self._text, self._buf = part, []
         self._put(part)
+        self._checkpoints.start(part, self._buf)
 
     def _end_block(self) -> None:
         part = self._text
         if part is None:
             return
+        self._checkpoints.stop()
         part.text = "".join(self._buf).rstrip()
         part.time_end = now()
         self._text, self._buf = None, []
@@ -284,6 +297,13 @@ class Processor:
                 return
         part.state, part.time_start = "running", now()
         self._put(part)
+        # Durable before it runs, arguments included: a crash mid-tool leaves the call findable.
+        try:
+            await self._commit()
+        except Exception as exc:  # unrecorded, it does not run; the store error surfaces later
+            self._fail_tool(part, f"{part.tool} was not run: its call could not be saved to the "
+                                  f"store ({type(exc).__name__}: {exc}).")
+            return
         scrub = ctx.scrub
         tctx = ToolContext(
             session_id=ctx.session.id, message_id=self.assistant.id, call_id=part.call_id,

@@ -66,7 +66,7 @@ class Writer:
             raise Immutable(
                 f"message {part.message_id} already finished; its parts never change"
             )
-        snapshot = part.model_copy()
+        snapshot = part.model_copy(deep=True)  # nested dicts too: metadata, input
         owner = self._messages.get(part.message_id)
         index = None
         if owner is not None:
