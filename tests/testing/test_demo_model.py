@@ -38,6 +38,13 @@ def weather() -> pd.DataFrame:
     })
 
 
+@pytest.fixture
+def no_keys(monkeypatch) -> None:
+    """No provider key and no configured model: the fallback picks the offline demo."""
+    for key in PROVIDER_KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeModelServer]:
     with FakeModelServer.demo() as s:
@@ -269,9 +276,7 @@ def test_the_anthropic_route_reads_tool_results_too(tmp_path, server, weather):
     assert f"has **{weather['temp c'].isna().sum()}**" in answer.text
 
 
-def test_with_no_key_a_forge_falls_back_to_the_demo_and_it_answers_from_sql(tmp_path, weather, monkeypatch):
-    for key in PROVIDER_KEYS:
-        monkeypatch.delenv(key, raising=False)
+def test_with_no_key_a_forge_falls_back_to_the_demo_and_it_answers_from_sql(tmp_path, weather, no_keys):
     with Forge(db=str(tmp_path / "default.duckdb"), namespace={"weather": weather}) as forge:
         answer, tools = ask(forge, "How many rows does `weather` have?")
     assert answer.model and "forge-demo" in answer.model
@@ -280,11 +285,9 @@ def test_with_no_key_a_forge_falls_back_to_the_demo_and_it_answers_from_sql(tmp_
     assert f"{len(weather)} rows" in answer.text
 
 
-def test_python_m_forge_jupyter_demo_runs_a_scripted_session(tmp_path, monkeypatch, capsys):
+def test_python_m_forge_jupyter_demo_runs_a_scripted_session(tmp_path, no_keys, capsys):
     from forge_jupyter.__main__ import main
 
-    for key in PROVIDER_KEYS:
-        monkeypatch.delenv(key, raising=False)
     assert main(["demo", "--db", str(tmp_path / "script.duckdb")]) == 0
     out = capsys.readouterr().out
     assert "`amount` has **1**" in out and "`status` has **1**" in out  # the script's frame
