@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+
 
 class ForgeError(Exception):
     """Base class of every error forge-jupyter raises on purpose."""
@@ -35,12 +38,18 @@ class SessionBusy(Conflict):
     """Another prompt is running in this session (here or in another kernel)."""
 
 
-class StoreLocked(ForgeError):
+class StoreUnavailable(ForgeError):
+    """The store cannot be written right now (a lock held elsewhere, a full disk, an I/O
+    error): nothing is wrong with the rows, so buffered rows are kept for the next flush."""
+
+
+class StoreLocked(StoreUnavailable):
     """The database file stayed locked by another program past the retry budget."""
 
 
 class StoreUnreadable(ForgeError):
-    """The file at the configured path is not a forge-jupyter database."""
+    """The path cannot hold a forge-jupyter database: not a database, damaged (truncated),
+    a directory, a name the OS refuses. The file is left as it is."""
 
 
 class SchemaTooNew(ForgeError):
@@ -49,6 +58,31 @@ class SchemaTooNew(ForgeError):
 
 class BudgetExceeded(ForgeError):
     """The estimated cost of a prompt exceeds the budget it was given."""
+
+
+class InvalidOption(ForgeError, ValueError):
+    """An option with a value that cannot work (a budget of 0, a negative timeout)."""
+
+
+def positive_number(value: object, what: str, hint: str) -> float:
+    """``value`` as a float if it is a finite number above 0, else InvalidOption naming it.
+
+    Refused: 0, negatives, NaN (every comparison with it is False, so a NaN limit would
+    never trigger), infinity, booleans and strings (``"0.25"`` is a typo, not a number).
+    """
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number > 0:
+            return number
+    raise InvalidOption(f"{what} must be a number greater than 0, got {value!r}. {hint}")
+
+
+class ModelTimeout(ForgeError, TimeoutError):
+    """The model server accepted the request but sent nothing for ``stream_timeout`` seconds."""
+
+    def __init__(self, message: str, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
 
 
 class ApprovalPending(Conflict):

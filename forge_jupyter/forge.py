@@ -28,7 +28,7 @@ from .session.retry import RetryPolicy
 from .session.session import Session
 from .store.base import Store
 from .store.memory import MemoryStore
-from .store.projection import Projection
+from .store.projection import Projection, Rejected
 from .system_prompt import build_system_prompt
 from .tools.base import Tool, tool_from_function
 from .tools.permission import PathSubject, Permissions, Rule, agent_defaults
@@ -95,7 +95,7 @@ class Forge:
         self.root = str(Path(root).resolve()) if root is not None else None
         self._output_root = Path(output_root) if output_root is not None else None
         self.bus = Bus()
-        self.projection = Projection(self.store)
+        self.projection = Projection(self.store, on_rejected=self._rows_rejected)
         self.approvals = Approvals(self.bus)
         self.registry = ToolRegistry()
         self.plugins = plugin_manager(load_entry_points=load_plugins)
@@ -315,6 +315,15 @@ class Forge:
         self.projection.put_event(Event(session_id=session_id, type="notice", data={"message": notice}))
 
     # -- persistence -----------------------------------------------------------------------
+
+    def _rows_rejected(self, rows: list[Rejected]) -> None:
+        """Say so when the store refused rows (the projection wrote everything else)."""
+        for sid in dict.fromkeys(r.session_id for r in rows if r.session_id):
+            lost = [r for r in rows if r.session_id == sid]
+            self.bus.publish(SessionStatus(sid, "notice", {"message": (
+                f"{len(lost)} row(s) of this session could not be stored ({lost[0].reason}); "
+                "each was replaced by a note saying why and everything else was saved. "
+                "forge.events(type='store.rejected') lists them.")}))
 
     def flush(self) -> int:
         """Commit every buffered row now."""

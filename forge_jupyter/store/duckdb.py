@@ -57,7 +57,7 @@ from .base import (
     encode_cursor,
     plan_write,
 )
-from .duckdb_file import DuckDBFile, shared_file
+from .duckdb_file import DuckDBFile, path_error, shared_file
 from .schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -219,7 +219,10 @@ class DuckDBStore(Store):
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     ):
         self.path = Path(path).expanduser() if path is not None else default_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a name too long, a file where a folder should be, …
+            raise path_error(self.path, error) from error
         self.tenant_id = tenant_id
         self.lock_timeout = lock_timeout
         # open once now: an unreadable or too new file is reported here, an old one upgraded

@@ -6,25 +6,89 @@ coalesced by id — a tool part that went pending → running → completed betw
 written once, in its latest state — so a streamed turn costs about one row per part and per
 message, whatever the number of deltas. The session core flushes before every model request
 and at the end of a turn: every full row is durable before the next request is sent.
+
+Two ways a batch can fail, told apart because they need opposite answers:
+
+- **the store is unavailable** (a lock held by another program, a full disk, a damaged file):
+  nothing is wrong with the rows. They go back in front of anything buffered since and the
+  error is raised; the next flush retries them.
+- **the store rejects a row** (a value that cannot be serialized, a row the store contract
+  refuses): retrying the batch would fail forever and wedge every later flush of the process.
+  The batch is split (bisected) until the refused rows stand alone; every other row is
+  written; each refused row is replaced by a small stand-in that says why (a part by a
+  synthetic text part, a message by a row with its error, an event by one with the reason),
+  the message it belonged to is marked (``metadata["not_stored"]``, and its ``error`` — an
+  assistant's status becomes ``error``) and a ``store.rejected`` event lists what was lost.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ..model import Event, Message, Part
+from ..errors import SchemaTooNew, StoreUnavailable, StoreUnreadable
+from ..model import ErrorInfo, Event, Message, Part, TextPart, now
 from .base import AppendMessage, Op, PutEvent, PutMessage, PutPart, Store
+
+log = logging.getLogger(__name__)
+Key = tuple[Any, ...]
+_REASON_MAX = 400  # characters of an error kept in a report
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A row the store refused: what it was, where it belonged, and why."""
+
+    kind: str  # message | part | append | event
+    id: str
+    session_id: str | None
+    message_id: str | None
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.id} was not stored: {self.reason}"
+
+
+class _Halt(Exception):
+    """The store became unavailable while a failed batch was being split."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def unavailable(exc: BaseException) -> bool:
+    """True when the store, not a row, is the problem: keep the rows and retry later."""
+    return isinstance(exc, StoreUnavailable | StoreUnreadable | SchemaTooNew | OSError
+                      | MemoryError)
+
+
+def _safe(text: str | None, limit: int = _REASON_MAX) -> str:
+    """Text any store accepts: valid UTF-8 (lone surrogates escaped), bounded."""
+    text = (text or "").encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def _reason(exc: BaseException) -> str:
+    return _safe(f"{type(exc).__name__}: {exc}")
 
 
 class Projection:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store,
+                 on_rejected: Callable[[list[Rejected]], None] | None = None) -> None:
         self.store = store
-        self._buffer: dict[tuple[Any, ...], Op] = {}
+        self.on_rejected = on_rejected  # told about refused rows (the Forge shows a notice)
+        self._buffer: dict[Key, Op] = {}
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
+        # Messages with a refused row: what was lost, noted on their rows until they finish.
+        self._damaged: dict[str, list[str]] = {}
         self.rows_written = 0  # for write-amplification figures
         self.batches_written = 0
+        self.rows_rejected = 0
 
     def put_message(self, message: Message) -> None:
         with self._lock:
@@ -49,8 +113,9 @@ class Projection:
     def flush(self) -> int:
         """Commit what is buffered as one batch; returns the number of rows written.
 
-        On failure the rows go back in front of anything buffered since, so nothing is lost
-        and the next flush retries them; the error is raised to the caller.
+        The store unavailable: the rows are kept for the next flush and the error is raised.
+        A row the store rejects: it is isolated, reported and dropped; the rest is written
+        and nothing is raised (see the module docstring).
         """
         with self._flush_lock:
             with self._lock:
@@ -58,12 +123,219 @@ class Projection:
                     return 0
                 batch, self._buffer = self._buffer, {}
             try:
-                self.store.write(list(batch.values()))
+                ops = self._amended(list(batch.values()))
+                self.store.write(ops)
+            except Exception as exc:
+                if unavailable(exc):
+                    self._put_back(batch)
+                    raise
+                written = self._salvage(batch, exc)
             except BaseException:
-                with self._lock:
-                    newer, self._buffer = self._buffer, batch
-                    self._buffer.update(newer)
+                self._put_back(batch)
                 raise
-            self.rows_written += len(batch)
+            else:
+                self._settled(ops)
+                written = len(batch)
+            self.rows_written += written
             self.batches_written += 1
-            return len(batch)
+            return written
+
+    def _put_back(self, rows: dict[Key, Op]) -> None:
+        """In front of anything buffered since; a newer version of a row wins."""
+        with self._lock:
+            newer, self._buffer = self._buffer, dict(rows)
+            self._buffer.update(newer)
+
+    # -- isolating refused rows -------------------------------------------------------------
+
+    def _salvage(self, batch: dict[Key, Op], first: Exception) -> int:
+        """Write every row of a failed batch that the store accepts; report the others."""
+        plan = _splittable(list(batch.items()))
+        rejected: list[Rejected] = []
+        written: set[Key] = set()
+        wrote_anything = False
+        cursor = 0  # plan[:cursor] is settled: written, or rejected and reported
+
+        def attempt(lo: int, hi: int) -> None:
+            nonlocal wrote_anything, cursor
+            cursor = lo
+            ops = self._amended([op for _key, op in plan[lo:hi]])
+            try:
+                self.store.write(ops)
+            except Exception as exc:
+                if unavailable(exc):
+                    raise _Halt(exc) from exc
+                if hi - lo == 1:
+                    if self._reject(plan[lo][1], exc, rejected):
+                        wrote_anything = True
+                    cursor = hi
+                    return
+                mid = (lo + hi) // 2
+                attempt(lo, mid)  # left first: a message's row lands before its parts
+                attempt(mid, hi)
+                return
+            self._settled(ops)
+            written.update(key for key, _op in plan[lo:hi])
+            wrote_anything = True
+            cursor = hi
+
+        try:
+            with self.store.hold():  # one opening of the file for the whole search
+                attempt(0, len(plan))
+                wrote_anything = self._report(rejected) or wrote_anything
+        except BaseException as exc:
+            # The store went away meanwhile: what is not settled yet waits for the next flush.
+            pending = {key for key, _op in plan[cursor:]}
+            self._put_back({k: op for k, op in batch.items() if k in pending})
+            if isinstance(exc, _Halt):
+                raise exc.cause from None
+            raise
+        if not wrote_anything:
+            # Not a single row, stand-in or report went in: the store itself is failing (in a
+            # way it does not name), so dropping rows would lose them for nothing.
+            self._put_back(batch)
+            raise first
+        self.rows_rejected += len(rejected)
+        if rejected:
+            log.warning("forge-jupyter: the store refused %d row(s); the rest was written. %s",
+                        len(rejected), "; ".join(r.describe() for r in rejected[:5]))
+            if self.on_rejected is not None:
+                try:
+                    self.on_rejected(rejected)
+                except Exception:  # a notice must never undo a flush
+                    log.exception("on_rejected callback failed")
+        return len(written)
+
+    def _reject(self, op: Op, exc: Exception, rejected: list[Rejected]) -> bool:
+        """Record one refused row and write its stand-in; True if the stand-in went in."""
+        reason = _reason(exc)
+
+        def record(row: Rejected, note: str | None = None) -> None:
+            # A message's row may be refused twice (as running, then finished): report once.
+            if not any((r.kind, r.id) == (row.kind, row.id) for r in rejected):
+                rejected.append(row)
+            if note is not None and row.message_id is not None:
+                notes = self._damaged.setdefault(row.message_id, [])
+                if note not in notes:
+                    notes.append(note)
+
+        stand_in: Op
+        if isinstance(op, PutPart):
+            p = op.part
+            record(Rejected("part", p.id, p.session_id, p.message_id, reason),
+                   f"part {p.id} ({p.type}) was not stored: {reason}")
+            stand_in = PutPart(TextPart(
+                id=p.id, session_id=p.session_id, message_id=p.message_id, synthetic=True,
+                created_at=p.created_at, time_start=now(),
+                time_end=now() if p.is_terminal else None,
+                text=f"[This {p.type} part could not be stored: {reason}]",
+                metadata={"not_stored": {"type": p.type, "reason": reason}},
+            ))
+        elif isinstance(op, PutMessage):
+            m = op.message
+            note = f"the message's row was not stored as sent: {reason}"
+            record(Rejected("message", m.id, m.session_id, m.id, reason), note)
+            stand_in = PutMessage(Message(
+                id=m.id, session_id=m.session_id, role=m.role, parent_id=m.parent_id,
+                agent=_safe(m.agent), model=_safe(m.model) if m.model else None,
+                status="error" if m.is_terminal else m.status, summary=m.summary,
+                finish=_safe(m.finish) if m.finish else None,
+                error=ErrorInfo(type="not_stored", message=note) if m.is_terminal else None,
+                tokens=m.tokens, cost=m.cost, created_at=m.created_at,
+                completed_at=m.completed_at,
+                metadata={"not_stored": [note]},
+            ))
+        elif isinstance(op, AppendMessage):
+            record(Rejected("append", op.message_id, op.session_id, op.message_id, reason))
+            return False  # a pointer has nothing to stand in for it; the report says it
+        else:
+            assert isinstance(op, PutEvent)
+            e = op.event
+            record(Rejected("event", e.id, e.session_id, None, reason))
+            stand_in = PutEvent(Event(id=e.id, session_id=e.session_id, type=_safe(e.type),
+                                      actor=_safe(e.actor), created_at=e.created_at,
+                                      data={"not_stored": reason}))
+        try:
+            self.store.write([stand_in])
+        except Exception as exc2:
+            if unavailable(exc2):
+                raise _Halt(exc2) from exc2
+            return False  # its message is missing too, say: the report still names the row
+        return True
+
+    def _report(self, rejected: list[Rejected]) -> bool:
+        """One ``store.rejected`` event per session; True if any went in."""
+        by_session: dict[str | None, list[Rejected]] = {}
+        for r in rejected:
+            by_session.setdefault(r.session_id, []).append(r)
+        wrote = False
+        for sid, rows in by_session.items():
+            data = {"rows": [{"kind": r.kind, "id": r.id, "message_id": r.message_id,
+                              "reason": r.reason} for r in rows]}
+            for owner in dict.fromkeys((sid, None)):  # a session that is gone: no owner
+                try:
+                    self.store.write([PutEvent(Event(session_id=owner, type="store.rejected",
+                                                     data=data))])
+                except Exception as exc:
+                    if unavailable(exc):
+                        raise _Halt(exc) from exc
+                    continue
+                wrote = True
+                break
+        return wrote
+
+    # -- marking the messages that lost a row ----------------------------------------------
+
+    def _amended(self, ops: list[Op]) -> list[Op]:
+        """Ops with the rows of damaged messages marked (what was lost, and for a finished
+        message its error)."""
+        if not self._damaged:
+            return ops
+        return [PutMessage(_marked(op.message, self._damaged[op.message.id]))
+                if isinstance(op, PutMessage) and op.message.id in self._damaged else op
+                for op in ops]
+
+    def _settled(self, ops: list[Op]) -> None:
+        """A damaged message whose final row is written needs no more marking."""
+        if self._damaged:
+            for op in ops:
+                if isinstance(op, PutMessage) and op.message.is_terminal:
+                    self._damaged.pop(op.message.id, None)
+
+
+def _marked(m: Message, notes: list[str]) -> Message:
+    update: dict[str, Any] = {"metadata": {**m.metadata, "not_stored": list(notes)}}
+    if m.is_terminal and m.error is None:
+        update["error"] = ErrorInfo(
+            type="not_stored",
+            message=_safe("; ".join(notes), 2000) + ". The rest of the message was saved.")
+        if m.role == "assistant" and m.status == "completed":
+            update["status"] = "error"
+    return m.model_copy(update=update)
+
+
+def _splittable(entries: list[tuple[Key, Op]]) -> list[tuple[Key, Op]]:
+    """The batch in an order that stays valid when cut into several transactions.
+
+    In one transaction a message may finish before its last parts land (rows are coalesced
+    by id); in separate ones a finished message refuses new parts. So a finished message that
+    parts of this batch follow is written as still running at its place, and finished right
+    after its last part.
+    """
+    last_part: dict[str, int] = {}
+    for i, (_key, op) in enumerate(entries):
+        if isinstance(op, PutPart):
+            last_part[op.part.message_id] = i
+    finish_after: dict[int, list[tuple[Key, Op]]] = {}
+    out: list[tuple[Key, Op]] = []
+    for i, (key, op) in enumerate(entries):
+        if (isinstance(op, PutMessage) and op.message.is_terminal
+                and last_part.get(op.message.id, -1) > i):
+            running = op.message.model_copy(update={
+                "status": "running", "finish": None, "error": None, "completed_at": None})
+            out.append((key, PutMessage(running)))
+            finish_after.setdefault(last_part[op.message.id], []).append((key, op))
+        else:
+            out.append((key, op))
+        out.extend(finish_after.pop(i, ()))
+    return out

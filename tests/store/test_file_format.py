@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import duckdb
@@ -136,3 +138,81 @@ def test_default_path_is_under_home_unless_forge_db_says_otherwise(monkeypatch, 
     assert default_db_path() == tmp_path / "elsewhere" / "mine.duckdb"
     store = DuckDBStore()
     assert store.path == tmp_path / "elsewhere" / "mine.duckdb" and store.path.exists()
+
+
+# -- paths the OS refuses, and files damaged after they were opened ------------------------
+
+
+def _refused(path: Path) -> str:
+    with pytest.raises(StoreUnreadable) as caught:
+        DuckDBStore(path)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "FORGE_DB" in message  # and where to point it instead
+    return message
+
+
+def test_a_directory_at_the_path_is_refused_naming_it(tmp_path):
+    path = tmp_path / "forge.duckdb"
+    path.mkdir()
+    (path / "keep.txt").write_text("mine")
+    message = _refused(path)
+    assert "is a directory, not a database file" in message
+    assert str(path / "forge.duckdb") in message  # a file it could name instead
+    assert [p.name for p in path.iterdir()] == ["keep.txt"]
+
+
+def test_a_pipe_at_the_path_is_refused_at_once_rather_than_read_forever(tmp_path):
+    path = tmp_path / "forge.duckdb"
+    os.mkfifo(path)
+    t = time.perf_counter()
+    assert "not a regular file" in _refused(path)
+    assert time.perf_counter() - t < 5
+
+
+@pytest.mark.parametrize("shape", ["name", "path"])
+def test_a_path_longer_than_the_os_allows_is_refused_with_what_to_do(tmp_path, shape):
+    if shape == "name":
+        path = tmp_path / ("x" * 300 + ".duckdb")
+    else:
+        path = tmp_path.joinpath(*["d" * 200] * 25) / "forge.duckdb"
+    message = _refused(path)
+    assert "ENAMETOOLONG" in message and "shorter path" in message
+    assert list(tmp_path.iterdir()) == []  # nothing was created
+
+
+def test_a_file_where_a_folder_should_be_is_refused(tmp_path):
+    (tmp_path / "notes").write_text("a file")
+    message = _refused(tmp_path / "notes" / "forge.duckdb")
+    assert "is a file, not a folder" in message
+    assert (tmp_path / "notes").read_text() == "a file"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_is_refused_with_what_to_do(tmp_path):
+    path = tmp_path / "forge.duckdb"
+    DuckDBStore(path)
+    path.chmod(0)
+    try:
+        assert "read and write access" in _refused(path)
+    finally:
+        path.chmod(0o644)
+
+
+def test_a_half_truncated_database_is_refused_at_first_use_and_left_untouched(tmp_path):
+    path = tmp_path / "half.duckdb"
+    store = DuckDBStore(path)
+    for i in range(200):  # enough rows for several blocks, the tail of them cut off below
+        store.create_session(SessionInfo(name=f"s{i}", metadata={"pad": "x" * 1000}))
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    before = _digest(path)
+    with pytest.raises(StoreUnreadable) as caught:
+        # the header is intact, so opening may pass; reading or writing the rest may not
+        again = DuckDBStore(path)
+        again.create_session(SessionInfo(name="one more"))
+        again.list_sessions(limit=500)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "damaged" in message or "could not be opened" in message
+    assert "restore it from a backup" in message or "move it away" in message
+    assert _digest(path) == before
