@@ -29,6 +29,7 @@ ENV = {
     "char_budget": "FORGE_CHAR_BUDGET",
     "step_limit": "FORGE_STEP_LIMIT",
     "tool_timeout": "FORGE_TOOL_TIMEOUT",
+    "stream_timeout": "FORGE_STREAM_TIMEOUT",
     "widget_throttle": "FORGE_WIDGET_THROTTLE",
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
@@ -50,6 +51,9 @@ class Forge(Configurable):
     char_budget = Int(400_000, help="Context budget in characters for models litellm does not know.").tag(config=True)
     step_limit = Int(25, help="Model steps one prompt may take.").tag(config=True)
     tool_timeout = Float(300.0, help="Seconds a tool call may run.").tag(config=True)
+    stream_timeout = Float(120.0, help="Seconds the model server may send nothing (before its "
+                           "first byte or mid-answer) before the request is retried, then "
+                           "given up with an error.").tag(config=True)
     widget_throttle = Float(30.0, help="Most widget updates per second.").tag(config=True)
     widget = Unicode("auto", help="auto | off: 'off' renders turns as plain streamed text.").tag(config=True)
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
@@ -104,6 +108,7 @@ class Forge(Configurable):
             "char_budget": self.char_budget,
             "step_limit": self.step_limit,
             "tool_timeout": self.tool_timeout,
+            "stream_timeout": self.stream_timeout,
             "builtin_tools": self.builtin_tools,
             "max_age": self.max_age or None,
         }

@@ -18,7 +18,7 @@ from typing import Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
-from .errors import NotFound, ToolError
+from .errors import NotFound, ToolError, positive_number
 from .model import Event, SessionInfo
 from .models import ModelChoice, resolve
 from .secrets import Scrubber
@@ -64,6 +64,7 @@ class Forge:
         flags: Iterable[str] = (),
         step_limit: int = 25,
         tool_timeout: float = 300.0,
+        stream_timeout: float | None = 120.0,
         compaction_ratio: float = 0.8,
         char_budget: int = 400_000,
         retry: RetryPolicy | None = None,
@@ -86,6 +87,7 @@ class Forge:
         self.flags = frozenset(flags)
         self.step_limit = step_limit
         self.tool_timeout = tool_timeout
+        self.stream_timeout = stream_timeout
         self.compaction_ratio = compaction_ratio
         self.char_budget = char_budget
         self.retry = retry or RetryPolicy()
@@ -294,6 +296,26 @@ class Forge:
         request.messages = apply_chain(hook.forge_transform_messages(
             messages=request.messages, model=request.model), request.messages)
         return request
+
+    @property
+    def stream_timeout(self) -> float | None:
+        """Seconds the model server may send nothing — before its first byte or in the middle
+        of an answer — before the request fails (and is retried like a dropped connection).
+        None: litellm's own request timeout (600 s)."""
+        return self._stream_timeout
+
+    @stream_timeout.setter
+    def stream_timeout(self, value: float | None) -> None:
+        self._stream_timeout = None if value is None else positive_number(
+            value, "stream_timeout", "Give the seconds the model server may stay silent "
+            "(Forge.stream_timeout / FORGE_STREAM_TIMEOUT, default 120), or None for "
+            "litellm's own limit.")
+
+    def request_params(self, choice: ModelChoice) -> dict[str, Any]:
+        """litellm keyword arguments of one prompt: the stream timeout, the Forge's extra
+        kwargs, then the chosen model's (an api_base, a key)."""
+        base = {} if self.stream_timeout is None else {"stream_timeout": self.stream_timeout}
+        return {**base, **self.litellm_kwargs, **choice.params}
 
     def run_config(self) -> RunConfig:
         return RunConfig(step_limit=self.step_limit, tool_timeout=self.tool_timeout, retry=self.retry)

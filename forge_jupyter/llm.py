@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import ModelTimeout
 from .model import Message, Tokens, ToolPart
 
 _litellm: Any = None
@@ -405,16 +406,46 @@ def _wire_had_usage(response: Any) -> bool | None:
     return any(getattr(c, "usage", None) is not None for c in chunks)
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """litellm's read timeout: ``Timeout`` (HTTP 408), or wrapped in ``MidStreamFallbackError``
+    when the stream had begun (Anthropic route, litellm 1.110)."""
+    if type(exc).__name__ == "MidStreamFallbackError":
+        exc = getattr(exc, "original_exception", None) or exc
+    return type(exc).__name__ in ("Timeout", "APITimeoutError", "ReadTimeout")
+
+
+def _timeout_error(seconds: float, started: bool) -> ModelTimeout:
+    what = ("went silent for {s:g} s in the middle of its answer" if started
+            else "accepted the request but sent nothing for {s:g} s")
+    return ModelTimeout(
+        f"the model server {what.format(s=seconds)}. If the model is just slow to answer, raise "
+        f"Forge.stream_timeout (FORGE_STREAM_TIMEOUT, now {seconds:g} s); otherwise check the "
+        "server.", seconds)
+
+
 async def stream(request: LLMRequest) -> AsyncIterator[Any]:
-    """Stream events for one model round; exceptions from litellm propagate unchanged."""
+    """Stream events for one model round; exceptions from litellm propagate unchanged, except
+    a read timeout (``stream_timeout`` seconds without a byte), which becomes ModelTimeout."""
     lm = litellm()
     kwargs = request.litellm_kwargs()
-    response = await lm.acompletion(**kwargs)
+    limit = kwargs.get("stream_timeout")
     normalizer = ChunkNormalizer()
+    chunks = 0
+    try:
+        response = await lm.acompletion(**kwargs)
+    except Exception as exc:
+        if isinstance(limit, int | float) and _timed_out(exc):
+            raise _timeout_error(limit, False) from exc
+        raise
     try:
         async for chunk in response:
+            chunks += 1
             for event in normalizer.feed(chunk):
                 yield event
+    except Exception as exc:
+        if isinstance(limit, int | float) and _timed_out(exc):
+            raise _timeout_error(limit, chunks > 0) from exc
+        raise
     finally:
         close = getattr(response, "aclose", None)
         if close is not None and normalizer.finish_reason is None:

@@ -69,7 +69,7 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
                                 data={"messages": [m.id for m in recovered]}))
-        params = {**forge.litellm_kwargs, **choice.params}
+        params = forge.request_params(choice)
         ctx = RunContext(
             session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_def.name,
             system=system, tools=turn_tools, params=params, config=forge.run_config(),

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import ModelTimeout
+
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 Kind = Literal["retry", "context", "fatal"]
@@ -43,6 +45,8 @@ def classify(exc: BaseException) -> Kind:
     """retry: transient (rate limit, overload, 5xx, dropped connection); context: the prompt
     does not fit the model's window (compact, do not retry); fatal: anything else."""
     name = type(exc).__name__
+    if isinstance(exc, ModelTimeout):  # no byte for stream_timeout seconds: a hung server, transient
+        return "retry"
     if name == "ContextWindowExceededError" or "context window" in str(exc).lower():
         return "context"
     if name == "MidStreamFallbackError":
@@ -89,6 +93,8 @@ def retry_after(exc: BaseException) -> float | None:
 def describe(exc: BaseException) -> str:
     """A readable one-paragraph reason: what kind of failure, then the provider's own words
     without litellm's stacked ``litellm.XError: XError: OpenAIException -`` prefixes."""
+    if isinstance(exc, ModelTimeout):
+        return str(exc)  # our own words: what happened and which setting to raise
     original = getattr(exc, "original_exception", None)
     if type(exc).__name__ == "MidStreamFallbackError" and original is not None:
         kind = "the connection dropped" if type(original).__name__ in _CONNECTION_ERRORS else "the stream reported an error"

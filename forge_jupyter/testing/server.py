@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -186,13 +186,21 @@ class _Handler(BaseHTTPRequestHandler):
             return self._write_stream(rec, turn, split_events(turn.replay_bytes))
         if (err := turn.error_event) is not None:
             for ev in turn.events[: turn.events.index(err)]:
-                time.sleep(ev.seconds)  # type: ignore[union-attr]  # only delays precede it
+                self.server.fake._pause(ev.seconds)  # type: ignore[union-attr]  # only delays precede it
             return self._fail(rec, err.status, err.message, err.retry_after, err.error_type)
         if rec.stream:
+            # Leading delays come before the response headers: a server that accepted the
+            # request and has said nothing yet (the client sees no first byte at all).
+            lead = 0
+            while lead < len(turn.events) and isinstance(turn.events[lead], Delay):
+                self.server.fake._pause(turn.events[lead].seconds)  # type: ignore[union-attr]
+                lead += 1
+            if lead:
+                turn = replace(turn, events=turn.events[lead:])
             return self._write_stream(rec, turn, wire.stream(turn, rec))
         for ev in turn.events:
             if isinstance(ev, Delay):
-                time.sleep(ev.seconds)
+                self.server.fake._pause(ev.seconds)
             elif isinstance(ev, Drop):
                 return self._drop(rec)
         rec.responded_at = time.monotonic()
@@ -224,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
                 first = False
                 write(b"%X\r\n%s\r\n" % (len(action), action))
             elif isinstance(action, Delay):
-                time.sleep(action.seconds)
+                self.server.fake._pause(action.seconds)
             elif isinstance(action, Drop):
                 return self._drop(rec)
         write(b"0\r\n\r\n")
@@ -255,6 +263,7 @@ class FakeModelServer:
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # ends scripted delays when the server stops
 
     @classmethod
     def demo(cls, chunk_delay: float = 0.0, **kwargs: Any) -> FakeModelServer:
@@ -265,6 +274,7 @@ class FakeModelServer:
     def start(self) -> FakeModelServer:
         if self._httpd is not None:
             return self
+        self._stopping.clear()
         httpd = _HTTPServer((self.host, self.port), _Handler)
         httpd.fake = self
         self._httpd, self.port = httpd, httpd.server_address[1]
@@ -281,6 +291,7 @@ class FakeModelServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        self._stopping.set()
         httpd.shutdown()
         with self._lock:
             conns = list(self._connections)
@@ -378,6 +389,10 @@ class FakeModelServer:
         if self.demo_mode:
             return demo_turn(rec, chunk_delay=self.demo_chunk_delay)
         return None
+
+    def _pause(self, seconds: float) -> None:
+        """A scripted delay; cut short when the server stops (a long "hang" ends with it)."""
+        self._stopping.wait(seconds)
 
     def _track(self, conn: socket.socket, add: bool) -> None:
         with self._lock:
