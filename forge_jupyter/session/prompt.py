@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import llm
-from ..errors import ApprovalPending, BudgetExceeded, SessionBusy
+from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_number
 from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
 from . import compaction, runner
 from .context import RunContext
@@ -156,6 +156,10 @@ async def prompt_async(
     permissions: list[Any] | None = None,
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message."""
+    if budget is not None:  # refused before anything is claimed, read or written
+        budget = positive_number(budget, "budget", "Give the most this prompt may spend in US "
+                                 "dollars, e.g. budget=0.25 (%%forge --budget 0.25), or no "
+                                 "budget for no limit.")
     async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
                         budget=budget, new_text=text) as ctx:
         sid = session.id

@@ -64,3 +64,15 @@ def test_budget_stops_the_run_once_step_costs_reach_it(make_forge, server):
     assert calls == [0, 1]
     spent = sum(m.cost for m in forge.session("s").messages() if m.role == "assistant")
     assert spent >= 0.007
+
+
+@pytest.mark.parametrize("budget", [0, 0.0, -1, -0.01, float("nan"), float("inf"), "0.25", True])
+def test_a_budget_that_cannot_work_is_refused_naming_its_value(make_forge, server, budget):
+    forge = make_forge(model="openai/gpt-4o")
+    session = forge.session("s")
+    with pytest.raises(ValueError) as caught:  # InvalidOption: a ForgeError and a ValueError
+        session.prompt("q", budget=budget)
+    message = str(caught.value)
+    assert f"budget must be a number greater than 0, got {budget!r}" in message
+    assert "budget=0.25" in message  # what to write instead
+    assert server.requests == [] and session.messages() == []
