@@ -2,7 +2,9 @@
 
 Every function here is one SELECT over a view of ``store/views.py``, run through
 ``views.select`` — so it sees only the store's tenant — on the DuckDB file itself or, for the
-memory store, on an in-memory DuckDB holding the same tables: one set of SQL for both.
+memory store, on an in-memory DuckDB holding the same tables: one set of SQL for both. That SQL
+is fixed text written here, every value a bound parameter. ``sql()``, the one entry for SQL a
+person writes, runs elsewhere: in a DuckDB holding only the tenant's rows (store/sandbox.py).
 
 Results have stable columns and dtypes, empty or not: timestamps ``datetime64[us, UTC]``,
 token counts ``int64`` (``Int64`` where they may be missing), costs ``float64`` (NaN where
@@ -329,6 +331,9 @@ def events(store: Store, session: Any = None, type: OneOrMany = None, *, since: 
 
 def sql(store: Store, text: str, params: Sequence[Any] | dict[str, Any] | None = None
         ) -> pd.DataFrame:
-    """One read-only SELECT over this tenant's tables and views (docs/schema.md)."""
-    with store.reading() as con:
-        return utc_times(select(con, text, params, store.tenant_id))
+    """One read-only SELECT a person wrote, over this tenant's tables and views
+    (docs/schema.md). It runs in a DuckDB of its own holding only this tenant's rows
+    (store/sandbox.py), not on the store: no spelling of a name reaches another tenant."""
+    from .store.sandbox import tenant_sql
+
+    return utc_times(tenant_sql(store, text, params))

@@ -391,12 +391,12 @@ class Store(ABC):
         """Run one read-only SELECT (or WITH … SELECT) over this tenant's rows.
 
         Each table name (session, message, part, session_message, event) and view name
-        (views.VIEW_NAMES) stands for this tenant's rows only; nothing it does is kept.
+        (views.VIEW_NAMES) stands for this tenant's rows only: the query runs in a DuckDB of
+        its own holding nothing else, which cannot write (sandbox.py).
         """
-        from .views import select
+        from .sandbox import tenant_sql
 
-        with self.reading() as con:
-            return select(con, query, params, self.tenant_id)
+        return tenant_sql(self, query, params)
 
     # -- runner lease ---------------------------------------------------------------------
 

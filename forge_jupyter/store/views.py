@@ -1,9 +1,14 @@
-"""The documented SQL views over the raw tables, and read-only SQL scoped to one tenant (DESIGN §8).
+"""The documented SQL views over the raw tables, and forge's own SQL over them (DESIGN §8).
 
 The views are part of the schema (migration step 3), so the file explains itself in any DuckDB
 client. A view cannot take a parameter, so every view keeps ``tenant_id`` as a column and the
 reader scopes it: ``select`` shadows every table and view name with a CTE holding only the
-store's tenant (``schema.tenant_views``), the way ``store.sql`` always did for the tables.
+store's tenant (``schema.tenant_views``).
+
+``select`` is for SQL forge itself writes (frames.py, export.py): fixed text, every value a
+bound parameter. Shadowing names is no boundary for SQL a person or the model writes —
+``forge.main.part`` reaches past a CTE named ``part`` — so that SQL runs in a DuckDB of its own
+holding only the tenant's rows (store/sandbox.py, ``tenant_sql``), never here.
 
 One set of SQL serves every backend: the DuckDB store runs it on its file; the memory store
 loads its rows into a throwaway in-memory DuckDB with the same schema (``memory_snapshot``).
@@ -19,17 +24,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ForgeError
+from .sqlcheck import ReadOnlySQL
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
+    import pyarrow as pa
 
     from .memory import MemoryStore
 
 
-class ReadOnlySQL(ForgeError, ValueError):
-    """A statement that is not exactly one read-only SELECT."""
+__all__ = ["ReadOnlySQL"]  # raised for SQL that is not one read-only SELECT (sqlcheck.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,8 +324,9 @@ def view(name: str) -> View:
 
 
 def scoped(con: duckdb.DuckDBPyConnection, query: str, tenant_id: str) -> str:
-    """``query``, checked to be exactly one SELECT, with every table and view name standing
-    for ``tenant_id``'s rows only (``ReadOnlySQL`` otherwise)."""
+    """``query`` — forge's own SQL, never a person's (see the module's docstring) — checked
+    to be exactly one SELECT, with every table and view name standing for ``tenant_id``'s
+    rows only (``ReadOnlySQL`` otherwise)."""
     import duckdb
 
     from .schema import tenant_views
@@ -344,7 +350,12 @@ def select(
     params: Sequence[Any] | dict[str, Any] | None,
     tenant_id: str,
 ) -> pd.DataFrame:
-    """Run exactly one SELECT over ``tenant_id``'s rows; a DataFrame.
+    """Run forge's own SELECT ``query`` over ``tenant_id``'s rows; a DataFrame."""
+    return to_frame(con.sql(scoped(con, query, tenant_id), params=params).to_arrow_table())
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """A query's Arrow result as a DataFrame.
 
     Fetched through Arrow (measured: 220,000 tool calls in 0.3 s, where ``.df()`` took
     1.1 s converting the strings). Integers that hold NULLs come out as ``Int64``, and
@@ -352,7 +363,6 @@ def select(
     """
     import pyarrow as pa
 
-    table = con.sql(scoped(con, query, tenant_id), params=params).to_arrow_table()
     for i, field in enumerate(table.schema):
         if pa.types.is_decimal(field.type):
             column = table.column(i)

@@ -1,22 +1,35 @@
 """``sql``: read-only DuckDB SQL over the notebook's DataFrames and the session's files.
 
-Each call opens a private in-memory DuckDB connection, registers every DataFrame (pandas,
-polars, Arrow) of the namespace under its variable name, confines file access to the
-session's directory (``allowed_directories`` + ``enable_external_access=false``) and runs one
-SELECT. Writing statements — INSERT, UPDATE, COPY … TO, ATTACH, CREATE, PRAGMA, … — are refused
-before anything runs.
+The model's SQL is untrusted. What it may do is decided from what DuckDB parses, never from
+its first word (store/sqlcheck.py: exactly one SELECT, nothing in it that writes or runs SQL
+text — ``EXPLAIN ANALYZE COPY …`` and ``WITH x AS (COPY …)`` are refused), and it runs where
+nothing can be written whatever the text says (store/sandbox.py, ``locked_connection``): a
+DuckDB instance of its own, holding the namespace's DataFrames (pandas, polars, Arrow) under
+their variable names, that may read exactly the files the query names and nothing else.
+
+File paths are the string literals the query gives a reader (``read_csv('data/x.csv')``,
+``read_parquet(['a.parquet', 'b.parquet'])``, ``FROM 'x.csv'``): each is resolved against the
+session's directory — not the process's working directory — like the file tools' paths
+(``..``, absolute paths elsewhere and symbolic links out of it are refused), a wildcard is
+expanded here to the files it matches, and the literal is replaced by the absolute path before
+DuckDB sees the query.
 """
 
 from __future__ import annotations
 
 import asyncio
+import glob
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolError
+from ..store.sqlcheck import Checked, ReadOnlySQL, check_select, nodes
 from .base import Tool, ToolContext, ToolResult
+from .paths import resolve_inside
 
 MAX_ROWS = 100
-READ_ONLY = {"SELECT", "EXPLAIN"}
+ADVICE = "The sql tool never writes data or files; use the write or python tools for that."
+WILDCARDS = ("*", "?", "[")
 
 
 def _frames(namespace: dict[str, Any]) -> dict[str, Any]:
@@ -32,45 +45,131 @@ def _frames(namespace: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def check_read_only(query: str) -> None:
-    """Refuse anything but one read-only statement, naming what was found."""
-    import duckdb
-
+def check_read_only(query: str) -> Checked:
+    """One read-only SELECT, or a ToolError naming what was found instead."""
     try:
-        statements = duckdb.connect().extract_statements(query)
-    except duckdb.Error as exc:
-        raise ToolError(f"The SQL does not parse: {exc}") from None
-    if not statements:
-        raise ToolError("The SQL is empty.")
-    if len(statements) > 1:
-        raise ToolError("Send one statement at a time.")
-    kind = statements[0].type.name
-    if kind not in READ_ONLY:
-        raise ToolError(f"Only read-only queries (SELECT, WITH …, EXPLAIN) are allowed; this is a "
-                        f"{kind} statement. The sql tool never writes data or files.")
+        return check_select(query, who="The sql tool", advice=ADVICE)
+    except ReadOnlySQL as exc:
+        raise ToolError(str(exc)) from None
+
+
+# ------------------------------------------------------------------------------ file paths
+
+
+@dataclass(frozen=True, slots=True)
+class _Literal:
+    start: int  # byte offset of the quoted literal in the statement (UTF-8)
+    value: str
+    kind: str  # "argument", "list item" (inside [...]) or "table" (FROM 'x.csv')
+
+
+def _is_reader(name: str) -> bool:
+    name = name.lower()
+    return name.startswith(("read_", "parquet_")) or name == "sniff_csv"
+
+
+def _literals(checked: Checked, frames: set[str]) -> list[_Literal]:
+    """The string literals of ``checked`` that DuckDB would open as files: the first argument
+    of a reader (or each string of a list there), and a table name that is a path."""
+    ctes = {entry["key"] for n in nodes(checked.tree) if isinstance(n.get("cte_map"), dict)
+            for entry in n["cte_map"].get("map", [])}
+    found = []
+    for node in nodes(checked.tree):
+        if node.get("type") == "TABLE_FUNCTION":
+            function = node.get("function") or {}
+            arguments = function.get("arguments") or []
+            if not _is_reader(str(function.get("function_name", ""))) or not arguments:
+                continue
+            first = arguments[0].get("expression") or {}
+            if first.get("class") == "CONSTANT":
+                found.append((first, "argument"))
+            elif first.get("class") == "FUNCTION" and first.get("function_name") == "list_value":
+                found.extend((a.get("expression") or {}, "list item")
+                             for a in first.get("arguments") or [])
+        elif (node.get("type") == "BASE_TABLE" and not node.get("catalog_name")
+              and not node.get("schema_name")):
+            name = str(node.get("table_name", ""))
+            if name not in frames and name not in ctes and ("." in name or "/" in name):
+                found.append(({"query_location": node.get("query_location"),
+                               "literal": {"kind": "STRING", "text": name}}, "table"))
+    return [_Literal(int(e["query_location"]), e["literal"]["text"], kind)
+            for e, kind in found
+            if e.get("class", "CONSTANT") == "CONSTANT"
+            and (e.get("literal") or {}).get("kind") == "STRING"]
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _files(value: str, root: str) -> list[str]:
+    """The real paths ``value`` names inside ``root`` (a wildcard: every file it matches)."""
+    if "://" in value:
+        raise ToolError(f"{value!r} is a URL: the sql tool reads files in the session's "
+                        "directory only, and never reaches the network.")
+    if not any(w in value for w in WILDCARDS):
+        return [str(resolve_inside(root, value, must_exist=True))]
+    matches = sorted(glob.glob(value, root_dir=root, recursive=True))
+    if not matches:
+        raise ToolError(f"No file in the session's directory matches {value!r}.")
+    return [str(resolve_inside(root, m, must_exist=True)) for m in matches]
+
+
+def confine_paths(checked: Checked, root: str | None, frames: set[str]
+                  ) -> tuple[str, list[str]]:
+    """(the statement with every file literal made an absolute path inside ``root``, those
+    paths): what the query may read, and nothing else."""
+    literals = _literals(checked, frames)
+    if not literals:
+        return checked.text, []
+    if not root:
+        raise ToolError("This session has no root directory, so the sql tool reads no files: "
+                        "query the notebook's DataFrames, or start the session with a root.")
+    data = checked.text.encode()
+    allowed: list[str] = []
+    for lit in sorted(literals, key=lambda x: x.start, reverse=True):
+        quote = "'" if data[lit.start:lit.start + 1] == b"'" else '"'
+        spelled = (quote + lit.value.replace(quote, quote * 2) + quote).encode()
+        if data[lit.start:lit.start + len(spelled)] != spelled:
+            raise ToolError(f"Could not find the path {lit.value!r} as written in the query; "
+                            "write file paths as plain 'quoted' strings.")
+        paths = _files(lit.value, root)
+        many = len(paths) > 1 or any(w in lit.value for w in WILDCARDS)
+        if lit.kind == "table" and many:
+            raise ToolError(f"FROM {lit.value!r} names several files; read them with "
+                            f"read_csv({_quoted(lit.value)}) or read_parquet(…) instead.")
+        spelled_now = ", ".join(_quoted(p) for p in paths)
+        if many and lit.kind == "argument":
+            spelled_now = f"[{spelled_now}]"
+        data = data[:lit.start] + spelled_now.encode() + data[lit.start + len(spelled):]
+        allowed.extend(paths)
+    return data.decode(), sorted(set(allowed))
+
+
+# ------------------------------------------------------------------------------ running
 
 
 def _run(query: str, namespace: dict[str, Any], root: str | None) -> str:
     import duckdb
 
-    check_read_only(query)
-    con = duckdb.connect(":memory:")
+    from ..store.sandbox import locked_connection
+
+    frames = _frames(namespace)
+    text, allowed = confine_paths(check_read_only(query), root, set(frames))
+    check_read_only(text)  # the rewritten statement is checked again, as it will run
+    con = locked_connection(allowed)
     try:
-        if root:
-            escaped = root.replace("'", "''")
-            con.execute(f"SET allowed_directories=['{escaped}']")
-        con.execute("SET enable_external_access=false")
-        for name, frame in _frames(namespace).items():
+        for name, frame in frames.items():
             con.register(name, frame)
-        rel = con.sql(query)
+        rel = con.sql(text)
         if rel is None:
             return "(no result)"
-        total = None
-        try:
-            total = con.sql(f"SELECT count(*) FROM ({query.rstrip().rstrip(';')})").fetchall()[0][0]
-        except duckdb.Error:
-            pass
+        [(total,)] = rel.aggregate("count(*)").fetchall()
         frame = rel.limit(MAX_ROWS).df()
+    except duckdb.PermissionException as exc:
+        raise ToolError(f"{exc}. The sql tool reads only the files named as 'quoted' paths "
+                        "in the query (relative to the session's directory), and writes "
+                        "nothing.") from None
     except duckdb.Error as exc:
         raise ToolError(f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -80,9 +179,8 @@ def _run(query: str, namespace: dict[str, Any], root: str | None) -> str:
     with pd.option_context("display.max_columns", 50, "display.width", 200,
                            "display.max_colwidth", 80):
         table = frame.to_string(index=False) if len(frame.columns) else "(no columns)"
-    rows = total if total is not None else len(frame)
-    note = f"{rows:,} row{'s' if rows != 1 else ''}"
-    if total is not None and total > MAX_ROWS:
+    note = f"{total:,} row{'s' if total != 1 else ''}"
+    if total > MAX_ROWS:
         note += f"; showing the first {MAX_ROWS} (add LIMIT/OFFSET or aggregate to see others)"
     return f"{table}\n\n({note})"
 
@@ -91,7 +189,8 @@ async def run_sql(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     namespace = ctx.forge.namespace if ctx.forge is not None else {}
     query = args["query"]
     text = await asyncio.to_thread(_run, query, namespace, ctx.root)
-    return ToolResult(text, title=query.strip().splitlines()[0][:80])
+    lines = query.strip().splitlines()
+    return ToolResult(text, title=lines[0][:80] if lines else "sql")
 
 
 def sql_tool() -> Tool:
@@ -100,8 +199,10 @@ def sql_tool() -> Tool:
         description=(
             "Run one read-only DuckDB SQL query. Every DataFrame in the notebook is a table "
             "under its variable name; files in the working directory can be read with "
-            "read_csv(...), read_parquet(...), read_json(...). Returns at most 100 rows and the "
-            "total row count. Writing statements (INSERT, COPY TO, ATTACH, CREATE…) are refused."
+            "read_csv('path'), read_parquet('path'), read_json('path') (paths relative to the "
+            "working directory, as quoted strings; wildcards work). Returns at most 100 rows "
+            "and the total row count. Anything that writes (INSERT, COPY TO, ATTACH, CREATE, "
+            "EXPLAIN ANALYZE…) is refused."
         ),
         parameters={
             "type": "object",
