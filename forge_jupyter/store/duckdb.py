@@ -57,7 +57,8 @@ from .base import (
     encode_cursor,
     plan_write,
 )
-from .duckdb_file import DuckDBFile, path_error, shared_file
+from .duckdb_errors import path_error
+from .duckdb_file import DuckDBFile, shared_file
 from .schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,

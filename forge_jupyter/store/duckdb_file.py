@@ -19,11 +19,9 @@ exactly as closing does. The in-memory instance holds no file, so an idle proces
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import random
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +30,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import StoreLocked, StoreUnavailable, StoreUnreadable
+from ..errors import StoreLocked, StoreUnreadable
+from .duckdb_errors import check_header, path_error, translated
 from .schema import migrate
 
 CATALOG = "forge"  # the name the attached file goes by inside our instance
@@ -49,97 +48,6 @@ _BACKOFF_MAX = 0.25
 def _is_lock_error(error: duckdb.Error) -> bool:
     text = str(error)
     return "Could not set lock" in text or "Conflicting lock" in text
-
-
-_ELSEWHERE = "point forge-jupyter at another file (the FORGE_DB variable or the store's path)"
-_OS_HINTS = {
-    errno.ENAMETOOLONG: "The name is longer than the file system allows (255 bytes a name, "
-                        "4096 a path on Linux): choose a shorter path",
-    errno.EACCES: "Give this user read and write access to the file and its folder "
-                  "(forge-jupyter also writes a .lock file beside it), or choose another path",
-    errno.EPERM: "Give this user read and write access to the file and its folder, or choose "
-                 "another path",
-    errno.EROFS: "The file system is read-only: choose a path on a writable one",
-    errno.ENOTDIR: "A part of the folder path is a file, not a folder: choose another path",
-    errno.EEXIST: "A part of the folder path is a file, not a folder: choose another path",
-    errno.ENOSPC: "The disk is full: free some space",
-}
-
-
-def path_error(path: Path, error: OSError, what: str = "the database file") -> StoreUnreadable:
-    """An OS refusal of ``path`` as a message that names it and says what to do."""
-    name = errno.errorcode.get(error.errno or 0, "")
-    hint = _OS_HINTS.get(error.errno or 0, "Check the path")
-    return StoreUnreadable(
-        f"{path} cannot be used as {what}: {error.strerror or error}"
-        f"{f' ({name})' if name else ''}. {hint}, or {_ELSEWHERE}. Nothing was written."
-    )
-
-
-def io_error(path: Path, error: duckdb.Error) -> StoreUnreadable | StoreUnavailable:
-    """A DuckDB I/O error met while using the file: damaged (a read that found too few bytes,
-    a bad checksum) or, otherwise, a failed write (a full disk)."""
-    text = str(error)
-    if "Could not read" in text or "Corrupt database file" in text or "checksum" in text:
-        return StoreUnreadable(
-            f"{path} is damaged: DuckDB could not read it ({text}). The file looks truncated "
-            f"or partly overwritten. It was left as it is: restore it from a backup, or move "
-            f"it away and {_ELSEWHERE}."
-        )
-    return StoreUnavailable(
-        f"{path} could not be written ({text}). Free disk space or check the file system, "
-        "then retry; the transaction was rolled back, and rows the session buffered are kept "
-        "for the next flush."
-    )
-
-
-def check_header(path: Path) -> None:
-    """Refuse, without writing a byte, a file that is not a DuckDB database."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise path_error(path, error) from error
-    if stat.S_ISDIR(mode):
-        raise StoreUnreadable(
-            f"{path} is a directory, not a database file, so forge-jupyter cannot use it (it "
-            f"was left untouched). Name a file inside it (e.g. {path / 'forge.duckdb'}), or "
-            f"{_ELSEWHERE}."
-        )
-    if not stat.S_ISREG(mode):  # a FIFO would block the read below forever
-        raise StoreUnreadable(
-            f"{path} is not a regular file (a pipe, socket or device), so forge-jupyter cannot "
-            f"use it (it was left untouched); {_ELSEWHERE}."
-        )
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise path_error(path, error) from error
-    if len(head) >= 12 and head[8:12] == b"DUCK":
-        return
-    if not head:
-        what = "an empty file"
-    elif head.startswith(b"SQLite format 3"):
-        what = "a SQLite database"
-    else:
-        what = "not a DuckDB database"
-    raise StoreUnreadable(
-        f"{path} is {what}, so forge-jupyter cannot use it (it was left untouched). "
-        "Move it away, or point forge-jupyter at another file (the FORGE_DB variable or the "
-        "store's path)."
-    )
-
-
-def _translated(path: Path, error: duckdb.Error) -> StoreUnreadable | StoreUnavailable | None:
-    """DuckDB's I/O failures as our errors (named file, what to do); None for the others."""
-    if isinstance(error, duckdb.IOException | duckdb.FatalException | duckdb.OutOfMemoryException) \
-            or "Corrupt database file" in str(error):
-        return io_error(path, error)
-    return None
 
 
 class _FlockWait:
@@ -227,9 +135,9 @@ class DuckDBFile:
                 try:
                     self._open(timeout)
                 except duckdb.Error as error:
-                    if (translated := _translated(self.path, error)) is None:
+                    if (ours := translated(self.path, error)) is None:
                         raise
-                    raise translated from error
+                    raise ours from error
                 self._open_now = True
             self._depth += 1
             failed = False
@@ -238,9 +146,9 @@ class DuckDBFile:
                 yield self._con
             except duckdb.Error as error:
                 failed = True
-                if (translated := _translated(self.path, error)) is None:
+                if (ours := translated(self.path, error)) is None:
                     raise
-                raise translated from error
+                raise ours from error
             except BaseException:
                 failed = True  # hand nothing over in a state we did not check
                 raise
