@@ -151,6 +151,7 @@ class Projection:
     def _salvage(self, batch: dict[Key, Op], first: Exception) -> int:
         """Write every row of a failed batch that the store accepts; report the others."""
         plan = _splittable(list(batch.items()))
+        damaged_before = {mid: list(notes) for mid, notes in self._damaged.items()}
         rejected: list[Rejected] = []
         written: set[Key] = set()
         wrote_anything = False
@@ -193,6 +194,7 @@ class Projection:
         if not wrote_anything:
             # Not a single row, stand-in or report went in: the store itself is failing (in a
             # way it does not name), so dropping rows would lose them for nothing.
+            self._damaged = damaged_before
             self._put_back(batch)
             raise first
         self.rows_rejected += len(rejected)

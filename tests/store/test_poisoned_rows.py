@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from forge_jupyter.bus import SessionStatus
@@ -254,3 +255,27 @@ def test_a_locked_store_keeps_every_row_and_writes_them_once_it_is_free(tmp_path
     assert projection.pending == 0
     assert len(store.get_message(user.id).parts) == 4
     assert [r["id"] for r in _rejected(store)] == [bad.id]
+
+
+def test_a_store_that_can_write_nothing_keeps_every_row_and_raises(tmp_path):
+    """Not one row, stand-in or report goes in (someone dropped the tables in the DuckDB
+    CLI): the rows are not the problem, so none is dropped."""
+    path = tmp_path / "gutted.duckdb"
+    store = DuckDBStore(path)
+    session = store.create_session(SessionInfo())
+    projection = Projection(store)
+    user, parts = _turn(session.id)
+    projection.put_message(user)
+    for p in parts:
+        projection.put_part(p)
+    projection.put_event(Event(session_id=session.id, type="note"))
+    con = duckdb.connect(str(path))
+    for table in ("event", "part", "message", "session_message"):
+        con.execute(f"DROP TABLE {table} CASCADE")
+    con.close()
+    with pytest.raises(duckdb.CatalogException):
+        projection.flush()
+    assert projection.pending == 5
+    with pytest.raises(duckdb.CatalogException):
+        projection.flush()  # and again: nothing was marked or dropped meanwhile
+    assert projection.pending == 5 and projection._damaged == {}
