@@ -34,12 +34,19 @@ def _rejected(store) -> list[dict]:
     return [row for e in store.events(type="store.rejected").items for row in e.data["rows"]]
 
 
-def _turn(session_id: str) -> tuple[Message, list[TextPart]]:
-    """A user message with three text parts (finished in the same batch as its parts)."""
-    m = Message(session_id=session_id, role="user", status="completed", completed_at=now())
-    parts = [TextPart(session_id=session_id, message_id=m.id, text=f"part {i}",
-                      time_start=now(), time_end=now()) for i in range(3)]
-    return m, parts
+def _buffered_turn(store, **fields) -> tuple[SessionInfo, Projection, Message]:
+    """A new session, and in a projection over ``store`` a user message with three text parts
+    and its timeline pointer (finished in the same batch as its parts), not flushed yet."""
+    session = store.create_session(SessionInfo())
+    projection = Projection(store)
+    user = Message(session_id=session.id, role="user", status="completed", completed_at=now(),
+                   **fields)
+    projection.put_message(user)
+    for i in range(3):
+        projection.put_part(TextPart(session_id=session.id, message_id=user.id, text=f"part {i}",
+                                     time_start=now(), time_end=now()))
+    projection.append(session.id, user.id)
+    return session, projection, user
 
 
 # -- through the prompt path ---------------------------------------------------------------
@@ -115,13 +122,7 @@ def store(request, tmp_path):
 
 
 def test_a_row_the_contract_refuses_is_dropped_and_reported_and_the_rest_written(store):
-    session = store.create_session(SessionInfo())
-    projection = Projection(store)
-    user, parts = _turn(session.id)
-    projection.put_message(user)
-    for p in parts:
-        projection.put_part(p)
-    projection.append(session.id, user.id)
+    session, projection, user = _buffered_turn(store)
     orphan = TextPart(session_id=session.id, message_id="msg_nowhere", text="lost")
     projection.put_part(orphan)
     projection.put_event(Event(session_id=session.id, type="note"))
@@ -146,6 +147,7 @@ def test_a_refused_part_never_costs_the_parts_after_it(store):
     projection = Projection(store)
     running = Message(session_id=session.id, role="assistant")
     projection.put_message(running)
+
     def good(i: int) -> TextPart:
         return TextPart(session_id=session.id, message_id=running.id, text=f"t{i}",
                         time_start=now(), time_end=now())
@@ -174,14 +176,7 @@ def test_a_refused_part_never_costs_the_parts_after_it(store):
 
 def test_a_message_row_that_cannot_be_serialized_keeps_its_parts(tmp_path):
     store = DuckDBStore(tmp_path / "m.duckdb")
-    session = store.create_session(SessionInfo())
-    projection = Projection(store)
-    user, parts = _turn(session.id)
-    user = user.model_copy(update={"metadata": {"obj": Unserializable()}})
-    projection.put_message(user)
-    for p in parts:
-        projection.put_part(p)
-    projection.append(session.id, user.id)
+    session, projection, user = _buffered_turn(store, metadata={"obj": Unserializable()})
     bad_event = Event(session_id=session.id, type="odd", data={"obj": Unserializable()})
     projection.put_event(bad_event)
     projection.flush()
@@ -226,13 +221,7 @@ def _hold_raw(path: Path, seconds: float) -> subprocess.Popen:
 def test_a_locked_store_keeps_every_row_and_writes_them_once_it_is_free(tmp_path):
     path = tmp_path / "held.duckdb"
     store = DuckDBStore(path, lock_timeout=0.3)
-    session = store.create_session(SessionInfo())
-    projection = Projection(store)
-    user, parts = _turn(session.id)
-    projection.put_message(user)
-    for p in parts:
-        projection.put_part(p)
-    projection.append(session.id, user.id)
+    session, projection, user = _buffered_turn(store)
     bad = TextPart(session_id=session.id, message_id=user.id, text="x",
                    metadata={"o": Unserializable()})
     projection.put_part(bad)
@@ -262,12 +251,7 @@ def test_a_store_that_can_write_nothing_keeps_every_row_and_raises(tmp_path):
     CLI): the rows are not the problem, so none is dropped."""
     path = tmp_path / "gutted.duckdb"
     store = DuckDBStore(path)
-    session = store.create_session(SessionInfo())
-    projection = Projection(store)
-    user, parts = _turn(session.id)
-    projection.put_message(user)
-    for p in parts:
-        projection.put_part(p)
+    session, projection, _user = _buffered_turn(store)
     projection.put_event(Event(session_id=session.id, type="note"))
     con = duckdb.connect(str(path))
     for table in ("event", "part", "message", "session_message"):
@@ -275,7 +259,7 @@ def test_a_store_that_can_write_nothing_keeps_every_row_and_raises(tmp_path):
     con.close()
     with pytest.raises(duckdb.CatalogException):
         projection.flush()
-    assert projection.pending == 5
+    assert projection.pending == 6
     with pytest.raises(duckdb.CatalogException):
         projection.flush()  # and again: nothing was marked or dropped meanwhile
-    assert projection.pending == 5 and projection._damaged == {}
+    assert projection.pending == 6 and projection._damaged == {}
