@@ -9,9 +9,14 @@ same rows into a stdlib sqlite3 file, and times, side by side:
   - the same two questions asked of sqlite3 in SQL (``pandas.read_sql_query``), with the
     JSON fields read by sqlite's ``json_extract``.
 
+Then SQL a person writes (``Forge.sql``), which runs in a DuckDB of its own holding Parquet
+copies of the tenant's tables (store/sandbox.py): warm (the copy kept, the store unchanged
+since the last query) and cold (a write came in between, so the tables the query names are
+copied again), beside the same question asked through the DataFrame API on the store.
+
 Target: each DataFrame call under one second. Not part of the test run.
 
-    python benchmarks/bench_frames.py [--parts 1000000] [--dir /tmp/bench_frames]
+    python benchmarks/bench_frames.py [--parts 1000000] [--dir /tmp/bench_frames [--reuse]]
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import duckdb
 import pandas as pd
 
 from forge_jupyter.forge import Forge
+from forge_jupyter.model import SessionInfo
+from forge_jupyter.store import sandbox
 from forge_jupyter.store.schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -212,27 +219,64 @@ def timed(fn: Callable[[], pd.DataFrame], repeat: int) -> tuple[float, int]:
     return statistics.median(times), rows
 
 
+PERSON_SQL = [
+    ("costs by day", "SELECT date_trunc('day', created_at) AS day, count(*) AS steps, "
+                     "sum(cost) AS cost FROM costs GROUP BY 1 ORDER BY 1",
+     lambda forge: forge.costs(by="day")),
+    ("tool calls", "SELECT * FROM tool_calls ORDER BY part_id", lambda forge: forge.tool_calls()),
+    ("sessions", "SELECT name, messages FROM sessions", lambda forge: forge.sessions()),
+]
+
+
+def person_sql(forge: Forge, repeat: int) -> None:
+    """forge.sql warm and cold, beside the DataFrame API's answer to the same question."""
+    def cold_time(query: str) -> float:
+        times = []
+        for _ in range(repeat):
+            forge.store.create_session(SessionInfo())  # the store changed: copy again
+            start = time.perf_counter()
+            forge.sql(query)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    print(f"\n{'forge.sql':<18}{'rows':>9}{'warm':>10}{'cold':>12}{'frame':>10}"
+          f"{'warm/frame':>12}")
+    for name, query, frame in PERSON_SQL:
+        warm, rows = timed(lambda q=query: forge.sql(q), repeat)
+        cold = cold_time(query)
+        ours, _ = timed(lambda f=frame: f(forge), repeat)
+        print(f"{name:<18}{rows:>9}{warm * 1000:>7.0f} ms{cold * 1000:>9.0f} ms"
+              f"{ours * 1000:>7.0f} ms{warm / ours:>11.1f}x")
+    [copy] = list(sandbox._copies.values())[-1:]
+    size = sum(f.stat().st_size for f in copy.folder.glob("*.parquet"))
+    print(f"(the tenant's copy: {size / 1e6:.0f} MB of Parquet in a private temporary folder)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", type=int, default=1_000_000)
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--reuse", action="store_true",
+                        help="use the files a previous run left in --dir (the sessions it "
+                             "added for the cold SQL timings included)")
     args = parser.parse_args()
     work = args.dir or Path(tempfile.mkdtemp(prefix="bench_frames_"))
     work.mkdir(parents=True, exist_ok=True)
     duck_path, sqlite_path = work / "forge.duckdb", work / "forge.sqlite"
-    for p in (duck_path, sqlite_path, Path(f"{sqlite_path}-wal"), Path(f"{sqlite_path}-shm")):
-        p.unlink(missing_ok=True)
-
-    start = time.perf_counter()
-    counts = build_duckdb(duck_path, args.parts)
-    built_duck = time.perf_counter() - start
-    start = time.perf_counter()
-    build_sqlite(duck_path, sqlite_path)
-    built_sqlite = time.perf_counter() - start
-    print(f"rows: {counts}  (DuckDB file {duck_path.stat().st_size / 1e6:.0f} MB, built in "
-          f"{built_duck:.1f} s; sqlite3 copy {sqlite_path.stat().st_size / 1e6:.0f} MB, "
-          f"{built_sqlite:.1f} s)")
+    if not (args.reuse and duck_path.exists() and sqlite_path.exists()):
+        for p in (duck_path, sqlite_path, Path(f"{sqlite_path}-wal"),
+                  Path(f"{sqlite_path}-shm")):
+            p.unlink(missing_ok=True)
+        start = time.perf_counter()
+        counts = build_duckdb(duck_path, args.parts)
+        built_duck = time.perf_counter() - start
+        start = time.perf_counter()
+        build_sqlite(duck_path, sqlite_path)
+        built_sqlite = time.perf_counter() - start
+        print(f"rows: {counts}  (DuckDB file {duck_path.stat().st_size / 1e6:.0f} MB, built in "
+              f"{built_duck:.1f} s; sqlite3 copy {sqlite_path.stat().st_size / 1e6:.0f} MB, "
+              f"{built_sqlite:.1f} s)")
 
     forge = Forge(db=str(duck_path), builtin_tools=False, load_plugins=False)
     sq = sqlite3.connect(sqlite_path)
@@ -257,6 +301,7 @@ def main() -> None:
     for name, fn in extra:
         secs, rows = timed(fn, args.repeat)
         print(f"{name:<18}{rows:>9}{secs * 1000:>13.0f} ms")
+    person_sql(forge, args.repeat)
     sq.close()
     forge.close()
     if args.dir is None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .schema import TENANT_TABLES
-from .sqlcheck import check_select
+from .sqlcheck import check_select, nodes
 from .views import VIEWS, to_frame
 
 if TYPE_CHECKING:
@@ -91,8 +91,6 @@ def _tokens(text: str) -> set[str]:
 def _view_tables() -> dict[str, frozenset[str]]:
     """The tables each documented view reads (through the views it reads), from DuckDB's
     parse tree of its SQL."""
-    from .sqlcheck import check_select, nodes
-
     found: dict[str, frozenset[str]] = {}
     for v in VIEWS:  # in order: a view reads only earlier ones
         tree = check_select(v.sql, who="a view", advice="").tree
@@ -193,10 +191,16 @@ _copies: OrderedDict[tuple[str, str], TenantCopy] = OrderedDict()
 _copies_lock = threading.Lock()
 
 
+# Copies inherited through fork(): DuckDB is not fork-safe, so a child never uses, closes nor
+# destroys them (shutting an instance down removes its spill files, the parent's).
+_inherited: list[TenantCopy] = []
+
+
 def _forget_copies_in_child() -> None:
     global _copies_lock
     for copy in _copies.values():
         copy._finalizer.detach()  # the parent's folder and instance: not ours to remove
+        _inherited.append(copy)
     _copies.clear()
     _copies_lock = threading.Lock()
 
@@ -247,13 +251,17 @@ def tenant_sql(store: Store, query: str,
         cursor = copy.con.cursor()  # its own connection: queries in other threads go on
         try:
             table = cursor.sql(checked.text, params=params).to_arrow_table()
-        except duckdb.CatalogException:
+        except duckdb.CatalogException as exc:
             # a name spelt in a way the word scan missed (a quoted identifier with an escaped
             # quote, a name built by query_table): copy every table and ask once more
-            if wanted == set(TABLES):
-                raise
-            wanted = set(TABLES)
-            continue
+            if wanted != set(TABLES):
+                wanted = set(TABLES)
+                continue
+            raise duckdb.CatalogException(
+                f"{exc}\nforge SQL sees this tenant's tables and views by their plain names "
+                "(session, part, costs, tool_calls, … — docs/schema.md); the store's file is "
+                "not attached where it runs, so names like forge.main.part do not exist."
+            ) from None
         finally:
             cursor.close()
             if copy.generation is None:
