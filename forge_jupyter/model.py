@@ -254,11 +254,12 @@ class Message(_Row):
     def __str__(self) -> str:
         return self.text
 
-    def _repr_markdown_(self) -> str:
-        # Model output is untrusted: JupyterLab does not sanitize Markdown from a live kernel.
-        from .render import message_markdown
+    def _repr_html_(self) -> str:
+        # Model output is untrusted: JupyterLab inserts a live kernel's HTML unsanitized, so
+        # this is HTML that forge_jupyter.render sanitized (markdown-it-py + nh3), not Markdown.
+        from .render import message_html
 
-        return message_markdown(self)
+        return message_html(self)
 
 
 class SessionInfo(_Row):

@@ -439,10 +439,10 @@ class TurnView:
             self._flush()
         if self._handle is not None:
             turn = self._turn_messages(messages)
-            md = render.turn_work_markdown(turn, self.state.displays, with_answer=with_answer)
+            html = render.turn_work_html(turn, self.state.displays, with_answer=with_answer)
             text = render.turn_work_text(turn, with_answer=with_answer)
             try:
-                self._handle.update({"text/markdown": md, "text/plain": text}, raw=True)
+                self._handle.update({"text/html": html, "text/plain": text}, raw=True)
             except Exception:
                 log.exception("forge: could not replace the live widget with its record")
             self.widget.close()

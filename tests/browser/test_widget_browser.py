@@ -62,7 +62,7 @@ def test_text_arrives_live_while_the_cell_runs(page, lab, script):
     assert page.locator(".forge-turn").count() == 0
     outputs = nb.outputs(1)
     answer = [o for o in outputs if o["output_type"] == "execute_result"]
-    assert answer and WORDS in answer[0]["data"]["text/markdown"]
+    assert answer and WORDS in answer[0]["data"]["text/html"]
     assert not page.forge_errors
 
 
@@ -116,12 +116,12 @@ def test_tool_card_walks_pending_running_completed_and_the_saved_notebook_keeps_
     assert "application/vnd.jupyter.widget-view+json" not in mimes
     record = [o for o in saved if o.output_type == "display_data"]
     assert len(record) == 1
-    md = record[0].data["text/markdown"]
+    md = record[0].data["text/html"]
     assert "slow_tool" in md and "completed" in md and "waited 1.5 s" in md
     assert "Let me check." in md  # the first step's text is part of the work
     assert "All done" not in md  # the answer is the cell's value, not the record
     value = [o for o in saved if o.output_type == "execute_result"]
-    assert "All done: the tool waited." in value[0].data["text/markdown"]
+    assert "All done: the tool waited." in value[0].data["text/html"]
     assert not page.forge_errors
 
 
@@ -173,7 +173,7 @@ def test_approval_in_the_widget_lets_the_running_cell_finish(page, lab, script):
     told = json.dumps(script.requests[-1].messages)
     assert "denied" in told and "not now, thanks" in told
     record = [o for o in nb.outputs(3) if o["output_type"] == "display_data"]
-    assert "not now, thanks" in record[0]["data"]["text/markdown"]
+    assert "not now, thanks" in record[0]["data"]["text/html"]
     assert not page.forge_errors
 
 
@@ -194,7 +194,7 @@ def test_stop_aborts_the_run_and_ends_the_cell(page, lab, script):
     assert time.monotonic() - clicked < 5, "Stop ends the cell promptly"
     value = [o for o in nb.outputs(1) if o["output_type"] == "execute_result"]
     assert "status='aborted'" in value[0]["data"]["text/plain"]
-    assert "token399" not in value[0]["data"]["text/markdown"]
+    assert "token399" not in value[0]["data"]["text/html"]
     assert not page.forge_errors
 
 
@@ -224,8 +224,8 @@ def test_untrusted_model_html_runs_nothing(page, lab, script):
     nb.wait_idle(1)
     page.wait_for_timeout(500)
     assert "Hello" in area.inner_text() and "end." in area.inner_text()
-    # JupyterLab inserts a running kernel's (trusted) Markdown output as HTML, unsanitized:
-    # the record and the cell's value (Message._repr_markdown_) must come from render.py.
+    # JupyterLab inserts a running kernel's (trusted) HTML output unsanitized: the record and
+    # the cell's value (Message._repr_html_) must come sanitized from forge_jupyter.render.
     assert area.locator(UNSAFE).count() == 0, "raw model HTML reached a trusted output"
     # Clicking the model's link must not run it either.
     links = area.locator("a:visible", has_text="click me")

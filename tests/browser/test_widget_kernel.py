@@ -97,7 +97,7 @@ print(stored_texts(s))
     assert next(iter(stored.values())) == words
     # The live display was replaced by the static record.
     updates = [o for o in kernel.outputs if o["type"] == "update_display_data"]
-    assert updates and "text/markdown" in updates[-1]["data"]
+    assert updates and "text/html" in updates[-1]["data"]
 
 
 def test_without_a_view_the_turn_streams_as_text(kernel, server):
@@ -168,7 +168,8 @@ def test_nbclient_gets_streamed_text_and_the_static_record(server, tmp_path, mon
     printed = "".join(o.text for o in outputs if o.output_type == "stream")
     assert "Looking first." in printed and words in printed
     records = [o for o in outputs if o.output_type == "display_data"]
-    assert len(records) == 1 and "**`nothing_here`** · error" in records[0].data["text/markdown"]
+    assert len(records) == 1
+    assert "<strong><code>nothing_here</code></strong> · error" in records[0].data["text/html"]
     assert "application/vnd.jupyter.widget-view+json" not in records[0].data
     value = [o for o in outputs if o.output_type == "execute_result"]
-    assert words in value[0].data["text/markdown"]
+    assert words in value[0].data["text/html"]

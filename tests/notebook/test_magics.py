@@ -47,7 +47,7 @@ def test_a_forge_cell_answers_and_its_value_is_the_message(kernel, server):
     assert r.status == "ok", r.error
     assert "Hello from the model." in r.stdout  # streamed as text (no widget frontend)
     [value] = r.results
-    assert "Hello from the model." in value["text/markdown"]
+    assert "Hello from the model." in value["text/html"]
     check = kernel.run("print(type(_).__name__, _.status, _.text)")
     assert check.stdout.strip() == "Message completed Hello from the model."
     assert server.requests[-1].messages[-1]["content"] == "Say hello"

@@ -1,11 +1,11 @@
-"""render.py: the Markdown a notebook keeps. Model text stays Markdown but cannot carry HTML
-or script into a trusted output; everything built around it is escaped."""
+"""forge_jupyter.render: the HTML a notebook keeps. Model Markdown keeps its meaning (headings,
+lists, tables, code, links, math) and loses anything that could run; everything built around it
+is escaped, and the whole document is sanitized once more. Hostile input: test_markdown_xss.py.
+"""
 
 from __future__ import annotations
 
-import re
-
-import pytest
+from xss_corpus import Tree, check_html
 
 from forge_jupyter import render
 from forge_jupyter.model import (
@@ -35,62 +35,76 @@ def part(cls, **fields):
     return cls(session_id=SID, message_id="msg_x", **fields)
 
 
-# Raw HTML that would run if it reached a trusted Markdown output as HTML.
-@pytest.mark.parametrize("hostile", [
-    '<img src=x onerror="alert(1)">',
-    "<script>alert(1)</script>",
-    '<svg onload="alert(1)"></svg>',
-    "<iframe src=\"javascript:alert(1)\"></iframe>",
-    "<b>\n```\n<img src=x onerror=alert(1)>\n```",  # an HTML block would swallow the fence
-    "| `x | <img src=x onerror=alert(1)> ` |",  # a table cell splits the code span
-    "`code\n# <img src=x onerror=alert(1)> `",  # a heading ends the paragraph mid-span
-    "\\<img src=x onerror=alert(1)>",
-])
-def test_safe_markdown_leaves_no_raw_tag_outside_code(hostile):
-    out = render.safe_markdown(hostile)
-    outside_code = re.sub(r"```.*?```", "", out, flags=re.S)
-    assert not re.search(r"<(img|script|svg|iframe)", outside_code, re.I), out
+def tags(html: str) -> list[str]:
+    return [t for t, _ in Tree(html).elements]
 
 
-@pytest.mark.parametrize("link", [
-    "[x](javascript:alert(1))", "[x](JavaScript:alert(1))", "[x](java&#9;script:alert(1))",
-    "[x](javascript&colon;alert(1))", "[x](\njavascript:alert(1))", "[x]: vbscript:msgbox",
-    "[x](data:text/html,hi)", "![x](javascript:alert(1))",
-])
-def test_safe_markdown_disarms_script_links(link):
-    assert "#unsafe-link-removed" in render.safe_markdown(link)
-
-
-def test_safe_markdown_keeps_ordinary_markdown_and_code_as_written():
-    text = ("# Title\n\nSome **bold**, a [link](https://example.com), `a < b`, a<br>b and "
-            "<kbd>Ctrl</kbd>.\n\n```python\nif a < b:\n    print('<ok>')\n```\n\n"
+def test_ordinary_markdown_keeps_its_meaning():
+    text = ("# Title\n\nSome **bold**, *em*, ~~gone~~, a [link](https://example.com), "
+            "`a < b`, a<br>b and <kbd>Ctrl</kbd>.\n\n- one\n- two\n\n3. three\n4. four\n\n"
+            "> quoted\n\n| col | n |\n|:--|--:|\n| a | 1 |\n\n---\n\n"
+            "```python\nif a < b:\n    print('<script>alert(1)</script>')\n```\n\n"
             "![plot](data:image/png;base64,iVBORw0KGgo=)")
-    assert render.safe_markdown(text) == text
+    html = render.markdown_html(text)
+    tree = check_html(html)
+    got = tags(html)
+    for tag in ("h1", "strong", "em", "s", "a", "code", "br", "kbd", "ul", "ol", "li",
+                "blockquote", "table", "th", "td", "hr", "pre", "img"):
+        assert tag in got, f"<{tag}> missing from {html}"
+    assert "<ol start=\"3\">" in html
+    assert '<th style="text-align:left">col</th>' in html and 'style="text-align:right"' in html
+    # Code is shown as written, as text: the <script> in it is visible, not an element.
+    assert "print('<script>alert(1)</script>')" in tree.text and "script" not in got
+    assert "a < b" in tree.text
+    assert tree.hrefs() == ["https://example.com"]
 
 
-def test_code_span_and_block_hold_any_backticks():
-    assert render.code_span("a`b") == "``a`b``"
-    assert render.code_span("`x`") == "`` `x` ``"
-    block = render.code_block("```\ninside\n```")
-    assert block.startswith("````\n") and block.endswith("\n````")
+def test_relative_and_anchor_links_are_kept():
+    tree = check_html(render.markdown_html("[data](data/sales.csv) [up](#top) [q](?x=1)"))
+    assert tree.hrefs() == ["data/sales.csv", "#top", "?x=1"]
 
 
-def test_message_markdown_is_the_answer_and_a_footer():
+def test_math_keeps_its_tex_for_mathjax():
+    html = render.markdown_html(r"Energy $E = mc^2$, a set $\{x_i * y_i\}$, and"
+                                "\n\n$$\n\\sum_{i=1}^n x_i\n$$\n\nwhile $5 and $10 stay prose.")
+    text = Tree(html).text
+    assert r"$E = mc^2$" in text and r"$\{x_i * y_i\}$" in text  # not eaten by Markdown
+    assert r"$$\sum_{i=1}^n x_i$$" in text
+    assert "$5 and $10 stay prose" in text
+
+
+def test_unclosed_html_in_model_text_cannot_swallow_the_record():
+    step = assistant(part(TextPart, text="<details open><summary>x<div><table>"),
+                     part(ToolPart, call_id="c1", tool="python", state="completed",
+                          output="after"),
+                     status="completed")
+    html = render.turn_work_html([step, assistant(part(TextPart, text="end"), status="completed")])
+    check_html(html)
+    # The tool card is a sibling of the model's text, not inside its unclosed <details>.
+    top = html.split("\n")
+    assert any(line.startswith("<p><strong><code>python</code></strong>") for line in top), html
+
+
+def test_message_html_is_the_answer_and_a_footer():
     m = assistant(part(TextPart, text="The answer is **42** <img src=x onerror=alert(1)>."),
                   tokens=Tokens(input=1234, output=56), cost=0.0012, status="completed")
-    md = render.message_markdown(m)
-    assert md.startswith("The answer is **42** &lt;img")
-    assert "<sub>1,234 in · 56 out · $0.0012 · openai/fake-model</sub>" in md
+    html = render.message_html(m)
+    check_html(html)
+    assert html.startswith("<p>The answer is <strong>42</strong> <img>.</p>")
+    assert "<sub>1,234 in · 56 out · $0.0012 · openai/fake-model</sub>" in html
+    assert m._repr_html_() == html
 
 
-def test_message_markdown_says_cost_unknown_estimates_and_errors():
+def test_message_html_says_cost_unknown_estimates_and_errors():
     m = assistant(part(TextPart, text="partial"), tokens=Tokens(input=10, output=2, estimated=True),
                   cost=None, status="aborted",
                   error=ErrorInfo(type="aborted", message="stopped by the <user>"))
-    md = render.message_markdown(m)
-    assert "≈10 in · ≈2 out · cost unknown" in md
-    assert "**Stopped:** stopped by the \\<user\\>" in md
+    html = render.message_html(m)
+    assert "≈10 in · ≈2 out · cost unknown" in html
+    assert "<strong>Stopped:</strong> stopped by the &lt;user&gt;" in html
     assert "Stopped: stopped by the <user>" in render.message_text(m)
+    no_text = Message(session_id=SID, role="user", status="completed")
+    assert render.message_html(no_text) == "<p><em>(no text)</em></p>"
 
 
 def test_turn_work_is_everything_but_the_final_answer():
@@ -107,16 +121,17 @@ def test_turn_work_is_everything_but_the_final_answer():
     step2 = assistant(part(TextPart, text="FINAL ANSWER"),
                       part(StepFinishPart, tokens=Tokens(input=200, output=20), cost=None),
                       status="completed")
-    md = render.turn_work_markdown([user, step1, step2])
-    assert "the prompt" not in md and "FINAL ANSWER" not in md
-    assert "<details><summary>Reasoning · 1.50 s</summary>" in md and "think &lt;script>" in md
-    assert "Let me run it." in md
-    assert "**`python`** · completed · 250 ms — print('hi')" in md
-    assert "```python\nprint('hi')\nprint('there')\n```" in md  # the code argument, readable
-    assert "```\nhi\nthere\n```" in md
-    assert "100 in · 10 out · cost unknown · openai/fake-model" in md
-    assert "200 in" not in md.split("\n", 1)[1]  # the final step's footer is the value's
-    assert md.startswith("<sub>forge · 2 steps · 1 tool call")
+    html = render.turn_work_html([user, step1, step2])
+    tree = check_html(html)
+    assert "the prompt" not in tree.text and "FINAL ANSWER" not in tree.text
+    assert "<details><summary>Reasoning · 1.50 s</summary>" in html and "think" in tree.text
+    assert "Let me run it." in tree.text
+    assert "<strong><code>python</code></strong> · completed · 250 ms — print('hi')" in html
+    assert "<pre><code>print('hi')\nprint('there')</code></pre>" in html  # the code, readable
+    assert "<pre><code>hi\nthere</code></pre>" in html
+    assert "100 in · 10 out · cost unknown · openai/fake-model" in tree.text
+    assert "200 in" not in tree.text.split("tool call", 1)[1]  # the final footer is the value's
+    assert html.startswith('<div class="forge-record">\n<p><sub>forge · 2 steps · 1 tool call')
     text = render.turn_work_text([user, step1, step2])
     assert "[python] completed in 250 ms" in text and "FINAL ANSWER" not in text
 
@@ -134,22 +149,36 @@ def test_turn_work_shows_retries_compactions_patches_errors_and_images():
                      status="completed")
     last = assistant(part(TextPart, text="done"), status="completed")
     png = {"image/png": "iVBORw0KGgo=", "text/plain": "image/png 10×10"}
-    md = render.turn_work_markdown([compact, step, last], displays={failing.id: [png]})
-    assert "↻ **Retry 1** · waited 500 ms · RateLimitError: slow down" in md
-    assert "**Context compacted** automatically — context overflow" in md
-    assert "**`write`** · error · 0 ms" in md and "```\ndenied: `no`\n```" in md
-    assert "<summary>Patch x.py +1 −1</summary>" in md and f"```diff\n{diff.rstrip()}\n```" in md
-    assert "![image/png 10×10](data:image/png;base64,iVBORw0KGgo=)" in md
+    html = render.turn_work_html([compact, step, last], displays={failing.id: [png]})
+    check_html(html)
+    assert "↻ <strong>Retry 1</strong> · waited 500 ms · RateLimitError: slow down" in html
+    assert "<strong>Context compacted</strong> automatically — context overflow" in html
+    assert "<strong><code>write</code></strong> · error · 0 ms" in html
+    assert "<pre><code>denied: `no`</code></pre>" in html
+    assert f'<details open=""><summary>Patch x.py +1 −1</summary>\n<pre><code>{diff.rstrip()}' in html
+    assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="image/png 10×10">' in html
+
+
+def test_long_outputs_and_arguments_fold_and_are_clipped():
+    long_out = "\n".join(f"line {i}" for i in range(20_000))
+    tool = part(ToolPart, call_id="c1", tool="python", state="completed",
+                input={"code": "x\n" * 5_000, "n": 3}, output=long_out)
+    html = render.turn_work_html([assistant(tool, status="completed"),
+                                  assistant(part(TextPart, text="ok"), status="completed")])
+    text = check_html(html).text
+    assert "<summary>Output · 20,000 lines</summary>" in html
+    assert "<summary>Arguments</summary>" in html and "<code>n</code>: <code>3</code>" in html
+    assert "more characters in the store" in text and "line 19999" not in text
 
 
 def test_empty_turn_renders_nothing():
-    assert render.turn_work_markdown([]) == "" and render.turn_work_text([]) == ""
+    assert render.turn_work_html([]) == "" and render.turn_work_text([]) == ""
 
 
 def test_a_background_turn_record_can_end_with_its_answer():
     last = assistant(part(TextPart, text="the answer"), tokens=Tokens(input=3, output=1),
                      cost=None, status="completed")
-    md = render.turn_work_markdown([last], with_answer=True)
-    assert md.endswith(render.message_markdown(last))
-    assert "the answer" not in render.turn_work_markdown([last])
+    html = render.turn_work_html([last], with_answer=True)
+    assert render.message_html(last) in html
+    assert "the answer" not in render.turn_work_html([last])
     assert render.turn_work_text([last], with_answer=True).endswith(render.message_text(last))

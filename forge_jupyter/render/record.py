@@ -1,0 +1,322 @@
+"""Messages and turns as HTML and plain text: what a notebook keeps when the kernel is gone.
+
+``message_html`` is a finished message's cell value (``Message._repr_html_``);
+``turn_work_html`` is the static record of a turn that replaces the live widget (reasoning,
+tool cards, retries, compactions, patches, step footers — everything but the answer text).
+
+Everything here is untrusted — model text, tool names, arguments, outputs, errors, titles — and
+both builders end in one ``sanitize_html`` pass over the whole document, so an escaping slip in
+this file cannot reach the page either. Pure functions: no IPython.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import Any
+
+from ..model import (
+    AgentPart,
+    CompactionPart,
+    FilePart,
+    Message,
+    PatchPart,
+    ReasoningPart,
+    RetryPart,
+    StepFinishPart,
+    SubtaskPart,
+    TextPart,
+    Tokens,
+    ToolPart,
+)
+from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
+from .numbers import seconds, usage
+
+SHORT_OUTPUT_LINES = 6  # tool outputs up to this many lines are shown open
+OUTPUT_LIMIT = 4_000  # characters of a tool output kept in the static record
+ARGS_LIMIT = 2_000
+DIFF_LIMIT = 20_000
+OPEN_DIFF_LINES = 40
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def text(value: object) -> str:
+    """Untrusted text as HTML text, on one line."""
+    return escape(" ".join(str(value).split()), quote=False)
+
+
+def code_span(value: object) -> str:
+    return f"<code>{text(value)}</code>"
+
+
+def code_block(value: str) -> str:
+    return f"<pre><code>{escape(value.rstrip(chr(10)), quote=False)}</code></pre>"
+
+
+def details(summary: str, body: str, *, open: bool = False) -> str:
+    """A collapsible block; ``summary`` is plain text (escaped here), ``body`` is HTML."""
+    tag = "<details open>" if open else "<details>"
+    return f"{tag}<summary>{text(summary)}</summary>\n{body}\n</details>"
+
+
+def paragraph(html: str) -> str:
+    return f"<p>{html}</p>"
+
+
+def footer(line: str) -> str:
+    return paragraph(f"<sub>{text(line)}</sub>")
+
+
+def _clip(value: str, limit: int) -> str:
+    if len(value) <= limit:
+        return value
+    return value[:limit] + f"\n… ({len(value) - limit:,} more characters in the store)"
+
+
+def _duration(part: ToolPart | ReasoningPart | TextPart) -> float | None:
+    if part.time_start is None or part.time_end is None:
+        return None
+    return part.time_end - part.time_start
+
+
+# ------------------------------------------------------------------------------ a message
+
+_STATUS_WORDS = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"}
+
+
+def _status_line(message: Message) -> str | None:
+    if message.status not in _STATUS_WORDS:
+        return None
+    why = message.error.message if message.error is not None else message.status
+    return f"{_STATUS_WORDS[message.status]}: {why}"
+
+
+def _message_blocks(message: Message) -> list[str]:
+    blocks = [markdown_html(message.text) if message.text else paragraph("<em>(no text)</em>")]
+    if message.role != "assistant":
+        return blocks
+    status = _status_line(message)
+    if status is not None:
+        word, _, why = status.partition(": ")
+        blocks.append(paragraph(f"<strong>{text(word)}:</strong> {text(why)}"))
+    blocks.append(footer(usage(message.tokens, message.cost, message.model)))
+    return blocks
+
+
+def message_html(message: Message) -> str:
+    """A message as its cell value: the text, then a small footer (usage, status, error)."""
+    return sanitize_html("\n".join(_message_blocks(message)))
+
+
+def message_text(message: Message) -> str:
+    """A message as plain text: the text, then the footer line."""
+    lines = [message.text or "(no text)"]
+    if message.role == "assistant":
+        status = _status_line(message)
+        if status is not None:
+            lines.append(status)
+        lines.append(usage(message.tokens, message.cost, message.model))
+    return "\n\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ a turn
+
+
+def _turn_parts(messages: Sequence[Message]) -> Iterable[tuple[Message, Any]]:
+    """(message, part) for what the turn record shows, in order."""
+    final = _final(messages)
+    for m in messages:
+        for p in m.parts:
+            if m.role == "user" and not isinstance(p, CompactionPart):
+                continue  # the prompt is the cell's own source
+            if m is final and isinstance(p, (TextPart, StepFinishPart)):
+                continue  # the cell's value shows the answer and its footer
+            yield m, p
+
+
+def _tool_html(p: ToolPart) -> str:
+    head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>", text(p.state)]
+    if (d := _duration(p)) is not None:
+        head.append(seconds(d))
+    line = " · ".join(head)
+    if p.title:
+        line += f" — {text(p.title)}"
+    blocks = [paragraph(line)]
+    if args := _args_html(p):
+        blocks.append(args)
+    if p.state == "completed" and p.output is not None:
+        out = _clip(p.output or "(no output)", OUTPUT_LIMIT)
+        n = (p.output or "").count("\n") + 1
+        if n <= SHORT_OUTPUT_LINES:
+            blocks.append(code_block(out))
+        else:
+            blocks.append(details(f"Output · {n:,} lines", code_block(out)))
+    if p.state == "error" and p.error:
+        blocks.append(code_block(_clip(p.error, OUTPUT_LIMIT)))
+    return "\n".join(blocks)
+
+
+def _args_html(p: ToolPart) -> str:
+    if p.raw_input is not None:
+        return details("Arguments (not valid JSON)", code_block(_clip(p.raw_input, ARGS_LIMIT)))
+    if not p.input:
+        return ""
+    inline = json.dumps(p.input, ensure_ascii=False)
+    if len(inline) <= 120 and "\\n" not in inline:
+        return paragraph(f"arguments: {code_span(inline)}")
+    rows = []
+    for key, value in p.input.items():
+        if isinstance(value, str) and ("\n" in value or len(value) > 80):
+            rows.append(paragraph(code_span(key)) + code_block(_clip(value, ARGS_LIMIT)))
+        else:
+            shown = json.dumps(value, ensure_ascii=False)
+            rows.append(paragraph(f"{code_span(key)}: {code_span(_clip(shown, ARGS_LIMIT))}"))
+    return details("Arguments", "\n".join(rows))
+
+
+def _images_html(bundles: Sequence[dict[str, Any]]) -> str | None:
+    """Images a tool showed (bus-only DisplayData), kept inline so a saved notebook has them."""
+    out = []
+    for b in bundles:
+        for mime in ("image/png", "image/jpeg", "image/gif", "image/webp"):
+            data = b.get(mime)
+            if not isinstance(data, str):
+                continue
+            src = f"data:{mime};base64,{''.join(data.split())}"
+            if SAFE_IMAGE.match(src):
+                alt = escape(" ".join(str(b.get("text/plain") or mime).split()))
+                out.append(paragraph(f'<img src="{src}" alt="{alt}">'))
+                break
+    return "\n".join(out) or None
+
+
+def _part_html(m: Message, p: Any) -> str | None:
+    if isinstance(p, TextPart):
+        if not p.text:
+            return None
+        if m.summary:
+            return details("Summary of the earlier conversation", markdown_html(p.text))
+        return markdown_html(p.text)
+    if isinstance(p, ReasoningPart):
+        if not p.text:
+            return None
+        d = _duration(p)
+        label = f"Reasoning · {seconds(d)}" if d is not None else "Reasoning"
+        return details(label, markdown_html(p.text))
+    if isinstance(p, ToolPart):
+        return _tool_html(p)
+    if isinstance(p, StepFinishPart):
+        return footer(usage(p.tokens, p.cost, p.model))
+    if isinstance(p, RetryPart):
+        wait = f" · waited {seconds(p.wait)}" if p.wait else ""
+        return paragraph(f"↻ <strong>Retry {p.attempt}</strong>{wait} · {text(p.error)}")
+    if isinstance(p, CompactionPart):
+        how = "automatically" if p.auto else "on request"
+        reason = f" — {text(p.reason)}" if p.reason else ""
+        return paragraph(f"─── <strong>Context compacted</strong> {how}{reason} ───")
+    if isinstance(p, PatchPart):
+        blocks = [details(f"Patch {f.path} +{f.additions} −{f.deletions}",
+                          code_block(_clip(f.diff, DIFF_LIMIT)),
+                          open=f.diff.count("\n") < OPEN_DIFF_LINES)
+                  for f in p.files]
+        return "\n".join(blocks) or None
+    if isinstance(p, SubtaskPart):
+        return paragraph(f"↳ <strong>Subtask</strong> {code_span(p.agent)}: "
+                         f"{text(p.description or p.prompt)}")
+    if isinstance(p, FilePart):
+        return paragraph(f"📎 {code_span(p.filename or p.path or p.url or '')}")
+    if isinstance(p, AgentPart):
+        return paragraph(code_span("@" + p.name))
+    return None  # step-start
+
+
+def _summary_line(messages: Sequence[Message]) -> str:
+    assistants = [m for m in messages if m.role == "assistant" and not m.summary]
+    tools = sum(len(m.tool_parts) for m in messages)
+    bits = ["forge"]
+    if len(assistants) > 1:
+        bits.append(f"{len(assistants)} steps")
+    if tools:
+        bits.append(f"{tools} tool call{'s' if tools != 1 else ''}")
+    times = [m.created_at for m in messages]
+    ends = [m.completed_at for m in messages if m.completed_at is not None]
+    if times and ends:
+        bits.append(seconds(max(ends) - min(times)))
+    if len(assistants) > 1:
+        total = Tokens()
+        cost: float | None = 0.0
+        for m in assistants:
+            total = total.add(m.tokens)
+            cost = None if cost is None or m.cost is None else cost + m.cost
+        bits.append(f"total {usage(total, cost, None)}")
+    return " · ".join(bits)
+
+
+def turn_work_html(messages: Sequence[Message],
+                   displays: dict[str, Sequence[dict[str, Any]]] | None = None,
+                   *, with_answer: bool = False) -> str:
+    """The static record of a turn: its work, without the final answer text.
+
+    ``displays``: images tools showed during the turn (part id → MIME bundles), placed after
+    their tool's card. ``with_answer``: end with the final message too (when no cell value
+    shows it, as for a background run).
+    """
+    messages = list(messages)
+    if not messages:
+        return ""
+    blocks = [footer(_summary_line(messages))]
+    for m, p in _turn_parts(messages):
+        if html := _part_html(m, p):
+            blocks.append(html)
+        if displays and isinstance(p, ToolPart) and (images := _images_html(displays.get(p.id, ()))):
+            blocks.append(images)
+    for m in messages:  # an earlier step that failed says so where it happened
+        if m.role == "assistant" and m is not messages[-1] and (s := _status_line(m)):
+            blocks.append(paragraph(f"<strong>{text(s)}</strong>"))
+    if with_answer and (final := _final(messages)) is not None:
+        blocks.extend(_message_blocks(final))
+    return sanitize_html('<div class="forge-record">\n' + "\n".join(blocks) + "\n</div>")
+
+
+def _final(messages: Sequence[Message]) -> Message | None:
+    return next((m for m in reversed(messages) if m.role == "assistant"), None)
+
+
+def _part_text(m: Message, p: Any) -> str | None:
+    if isinstance(p, TextPart):
+        return p.text or None
+    if isinstance(p, ReasoningPart):
+        return f"[reasoning] {p.text}" if p.text else None
+    if isinstance(p, ToolPart):
+        d = _duration(p)
+        line = f"[{p.tool}] {p.state}" + (f" in {seconds(d)}" if d is not None else "")
+        if p.state == "error" and p.error:
+            line += f": {p.error.strip().splitlines()[0] if p.error.strip() else ''}"
+        return line
+    if isinstance(p, StepFinishPart):
+        return f"[step] {usage(p.tokens, p.cost, p.model)}"
+    if isinstance(p, RetryPart):
+        return f"[retry {p.attempt}] {p.error}"
+    if isinstance(p, CompactionPart):
+        return "[context compacted]"
+    if isinstance(p, PatchPart):
+        return "\n".join(f"[patch] {f.path} +{f.additions} -{f.deletions}" for f in p.files) or None
+    if isinstance(p, SubtaskPart):
+        return f"[subtask {p.agent}] {p.description or p.prompt}"
+    return None
+
+
+def turn_work_text(messages: Sequence[Message], *, with_answer: bool = False) -> str:
+    """Plain-text twin of ``turn_work_html``."""
+    messages = list(messages)
+    if not messages:
+        return ""
+    lines = [_summary_line(messages)]
+    for m, p in _turn_parts(messages):
+        if t := _part_text(m, p):
+            lines.append(t)
+    if with_answer and (final := _final(messages)) is not None:
+        lines.append(message_text(final))
+    return "\n".join(lines)
