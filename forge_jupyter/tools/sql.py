@@ -5,7 +5,9 @@ its first word (store/sqlcheck.py: exactly one SELECT, nothing in it that writes
 text — ``EXPLAIN ANALYZE COPY …`` and ``WITH x AS (COPY …)`` are refused), and it runs where
 nothing can be written whatever the text says (store/sandbox.py, ``locked_connection``): a
 DuckDB instance of its own, holding the namespace's DataFrames (pandas, polars, Arrow) under
-their variable names, that may read exactly the files the query names and nothing else.
+their variable names, that may read exactly the files the query names and nothing else. On
+Linux it runs in a thread that Landlock forbids to write any file (tools/nowrite.py), so even
+the files it reads cannot be overwritten.
 
 File paths are the string literals the query gives a reader (``read_csv('data/x.csv')``,
 ``read_parquet(['a.parquet', 'b.parquet'])``, ``FROM 'x.csv'``): each is resolved against the
@@ -17,7 +19,6 @@ DuckDB sees the query.
 
 from __future__ import annotations
 
-import asyncio
 import glob
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from ..errors import ToolError
 from ..store.sqlcheck import Checked, ReadOnlySQL, check_select, nodes
 from .base import Tool, ToolContext, ToolResult
+from .nowrite import confined
 from .paths import resolve_inside
 
 MAX_ROWS = 100
@@ -188,9 +190,11 @@ def _run(query: str, namespace: dict[str, Any], root: str | None) -> str:
 async def run_sql(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     namespace = ctx.forge.namespace if ctx.forge is not None else {}
     query = args["query"]
-    text = await asyncio.to_thread(_run, query, namespace, ctx.root)
+    # in a thread of its own that the OS forbids to write files, where Linux allows it
+    text, os_confined = await confined(_run, query, namespace, ctx.root)
     lines = query.strip().splitlines()
-    return ToolResult(text, title=lines[0][:80] if lines else "sql")
+    return ToolResult(text, title=lines[0][:80] if lines else "sql",
+                      metadata={"writes_forbidden_by_os": os_confined})
 
 
 def sql_tool() -> Tool:

@@ -199,3 +199,54 @@ def test_dataframes_still_answer_and_the_count_is_of_the_whole_result(make_forge
     assert "150 rows; showing the first 100" in page.output
     assert "249" in top.output
     assert summary.state == described.state == "completed" and "BIGINT" in described.output
+
+
+def test_below_the_check_the_connection_cannot_overwrite_what_it_reads(tmp_path):
+    """Were a writing statement ever to pass the check: DuckDB may open only the files the
+    query reads, and (on Linux) the thread it runs in may write no file at all."""
+    import asyncio
+
+    import duckdb
+
+    from forge_jupyter.store.sandbox import locked_connection
+    from forge_jupyter.tools.nowrite import abi_version, confined
+
+    victim = tmp_path / "data.csv"
+    victim.write_text(ORIGINAL)
+
+    def attempt() -> list[str]:
+        con = locked_connection([str(victim)])
+        outcomes = []
+        for statement in (f"COPY (SELECT 42 AS a) TO '{victim}' (USE_TMP_FILE false)",
+                          f"COPY (SELECT 42 AS a) TO '{tmp_path / 'new.csv'}'",
+                          f"ATTACH '{tmp_path / 'new.duckdb'}' AS n",
+                          "SET enable_external_access = true"):
+            try:
+                con.execute(statement)
+                outcomes.append("ran")
+            except duckdb.Error as exc:
+                outcomes.append(type(exc).__name__)
+        outcomes.append(str(con.sql(f"SELECT sum(a) FROM read_csv('{victim}')").fetchall()))
+        con.close()
+        return outcomes
+
+    outcomes, forbidden = asyncio.run(confined(attempt))
+    assert forbidden == (abi_version() >= 1)
+    if forbidden:
+        assert outcomes[0] == "IOException"  # the OS said no
+        assert victim.read_text() == ORIGINAL
+    assert outcomes[1:] == ["PermissionException", "PermissionException",
+                            "InvalidInputException", "[(4,)]"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+    (tmp_path / "after.txt").write_text("the caller's thread still writes")
+
+
+def test_a_completed_call_records_whether_the_os_forbade_writes(make_forge, server, tmp_path):
+    from forge_jupyter.tools.nowrite import abi_version
+
+    server.add(Turn([tool_call("sql", {"query": "SELECT 41 + 1 AS answer"})]), Turn.text("42"))
+    forge = make_forge(builtin_tools=True, root=tmp_path)
+    forge.session("s").prompt("add")
+    [call] = forge.session("s").messages()[1].tool_parts
+    assert call.state == "completed" and "42" in call.output
+    assert call.metadata["writes_forbidden_by_os"] is (abi_version() >= 1)
