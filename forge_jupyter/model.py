@@ -212,6 +212,12 @@ def part_from_json(data: dict[str, Any] | str) -> Part:
 # -------------------------------------------------------------------------------- messages
 
 
+def _clipped(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters (… marks the cut)."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1].rstrip() + "…"
+
+
 class Message(_Row):
     id: str = Field(default_factory=lambda: new_id("message"))
     session_id: str
@@ -253,6 +259,28 @@ class Message(_Row):
 
     def __str__(self) -> str:
         return self.text
+
+    def __repr__(self) -> str:
+        # Out[n] of a terminal and every list of messages: one line, not every field of
+        # every part (the parts are one `.parts` away).
+        bits = [self.role, self.status]
+        if self.role == "assistant":
+            steps = sum(1 for p in self.parts if p.type == "step-finish")
+            if steps:
+                bits.append(f"{steps} step{'s' if steps != 1 else ''}")
+            calls: dict[str, int] = {}
+            for p in self.tool_parts:
+                calls[p.tool] = calls.get(p.tool, 0) + 1
+            if calls:
+                bits.append("tools: " + ", ".join(n if k == 1 else f"{n} ×{k}" for n, k in calls.items()))
+            approx = "≈" if self.tokens.estimated else ""
+            bits.append(f"{approx}{self.tokens.input:,} in · {approx}{self.tokens.output:,} out tokens")
+            cost = self.cost
+            bits.append("cost unknown" if cost is None else "$0" if cost == 0
+                        else f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}")
+        if self.error is not None:
+            bits.append(f"error={_clipped(self.error.message, 80)!r}")
+        return f"Message({', '.join(bits)}, text={_clipped(self.text, 100)!r})"
 
     def _repr_html_(self) -> str:
         # Model output is untrusted: JupyterLab inserts a live kernel's HTML unsanitized, so
