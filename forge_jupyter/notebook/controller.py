@@ -1,14 +1,15 @@
 """The notebook's Forge: built from the kernel's configuration, bound to its namespace.
 
-One controller per kernel. It builds the ``forge_jupyter.Forge`` facade lazily (the first
-``%%forge`` pays for DuckDB and litellm, ``%load_ext`` does not), rebuilds it when the store
-settings change, and remembers each notebook's current session across kernel restarts (the
-session records the notebook's path).
+One controller per kernel. ``%load_ext`` costs nothing: the ``forge_jupyter.Forge`` facade is
+built by the background warm-up (``warmup.py``) or, failing that, by the first ``%%forge``; it
+is rebuilt when the store settings change. The controller remembers each notebook's current
+session across kernel restarts (the session records the notebook's path).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from ..config import Forge as ForgeConfig
@@ -29,11 +30,31 @@ class NotebookForge:
         self.current_session_id: str | None = None
         self.pending_tools: list[Any] = []  # registered before the Forge exists
         self.background: dict[str, Any] = {}  # session id → task of a --async run
+        self._build_lock = threading.RLock()  # the warm-up thread builds the facade too
+        self.closed = False
+        self.warmup: Any = None  # a Warmup, started by %load_ext
+        self.status: Any = None  # a BusyWhileRunning, in a kernel
 
     # -- the facade ------------------------------------------------------------------------
 
     @property
     def forge(self) -> Any:
+        with self._build_lock:
+            return self._current_forge()
+
+    def warm(self) -> None:
+        """Build the facade now (the warm-up thread): the first cell then finds it ready."""
+        with self._build_lock:
+            if not self.closed:  # unloaded meanwhile: build nothing
+                self._current_forge()
+
+    def close(self) -> None:
+        with self._build_lock:
+            self.closed = True
+            if self._forge is not None:
+                self._forge.close()
+
+    def _current_forge(self) -> Any:
         from ..forge import Forge
 
         kwargs = self.config.forge_kwargs()
@@ -54,6 +75,7 @@ class NotebookForge:
             f.permissions = [Rule.parse(r) for r in kwargs["permissions"]]
             f.compaction_ratio, f.char_budget = kwargs["compaction_ratio"], kwargs["char_budget"]
             f.step_limit, f.tool_timeout = kwargs["step_limit"], kwargs["tool_timeout"]
+            f.max_tokens, f.tool_profile = kwargs["max_tokens"], kwargs["tool_profile"]
             for key in ("api_base", "api_key"):
                 if key in kwargs:
                     f.litellm_kwargs[key] = kwargs[key]
@@ -83,15 +105,12 @@ class NotebookForge:
 
     def origin(self) -> dict[str, Any]:
         """Notebook path, cell id and execution count of the cell being run."""
+        from .kernel_status import cell_parent
+
         cell_id = None
         kernel = getattr(self.shell, "kernel", None)
         if kernel is not None:
-            try:
-                parent = kernel.get_parent("shell")
-            except TypeError:
-                parent = kernel.get_parent()
-            except Exception:
-                parent = None
+            parent = cell_parent(kernel)
             if isinstance(parent, dict):
                 cell_id = (parent.get("metadata") or {}).get("cellId")
         return {"notebook": self.notebook_path, "cell_id": cell_id,

@@ -1,4 +1,8 @@
-"""Loading and unloading the IPython extension."""
+"""Loading and unloading the IPython extension.
+
+``%load_ext forge_jupyter`` registers the magics and returns at once; the model client loads
+in a background thread (``warmup.py``) while the person types the first prompt.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ _controller: NotebookForge | None = None
 
 def load(ipython: Any) -> None:
     global _controller
+    from .kernel_status import BusyWhileRunning
     from .magics import ForgeMagics, transform_forge_cells
+    from .warmup import Warmup
 
     if _controller is not None and _controller.shell is ipython:
         return  # loaded already (a second %load_ext)
@@ -23,6 +29,11 @@ def load(ipython: Any) -> None:
         ipython.input_transformers_cleanup.append(transform_forge_cells)
     if _controller.config not in ipython.configurables:
         ipython.configurables.append(_controller.config)
+    kernel = getattr(ipython, "kernel", None)
+    if kernel is not None:
+        _controller.status = BusyWhileRunning(kernel)
+        _controller.status.install()
+    _controller.warmup = Warmup(_controller).start()
 
 
 def unload(ipython: Any) -> None:
@@ -34,8 +45,9 @@ def unload(ipython: Any) -> None:
     if _controller is not None:
         if _controller.config in ipython.configurables:
             ipython.configurables.remove(_controller.config)
-        if _controller.built:
-            _controller.forge.close()
+        if _controller.status is not None:
+            _controller.status.uninstall()
+        _controller.close()
     _controller = None
 
 

@@ -1,27 +1,33 @@
 """``%%forge`` and ``%forge``: the notebook surface (DESIGN §7).
 
-``%%forge`` cells are rewritten by an input transformer into a top-level ``await`` of the run,
-so the cell is genuinely asynchronous: it stays busy for the run, its output attaches to it,
-and ipykernel (≥ 7.4) keeps handling widget messages meanwhile — Approve, Deny and Stop work
-while the cell is still running.
+In a kernel, ``%%forge`` cells are rewritten by an input transformer into a top-level
+``await`` of the run, so the cell is genuinely asynchronous: it stays busy for the run, its
+output attaches to it, and ipykernel (≥ 7.4) keeps handling widget messages meanwhile —
+Approve, Deny and Stop work while the cell is still running. Everywhere else (terminal
+IPython, ``ipython script.ipy``, ``run_cell_magic``) ``%%forge`` is an ordinary cell magic that
+runs the same turn to its end; and the transformer is invisible to IPython's "is this cell
+complete?" check, so in a terminal ``%%forge`` + Enter waits for the prompt like ``%%timeit``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
 import shlex
 import string
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from ..errors import ForgeError
 from .controller import NotebookForge
 
 CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--async]
+%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async]
 <prompt — {name} inserts a notebook variable, {{ and }} are literal braces>"""
 
 LINE_HELP = """\
@@ -54,6 +60,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("-a", "--agent")
     p.add_argument("--tools", default="")
     p.add_argument("--budget", type=float)
+    p.add_argument("--max-tokens", dest="max_tokens", type=int)
     p.add_argument("--async", dest="background", action="store_true")
     return p
 
@@ -101,6 +108,7 @@ class ForgeMagics(Magics):
     # -- %%forge ---------------------------------------------------------------------------
 
     async def run_cell(self, line: str, body: str) -> Any:
+        """Run one ``%%forge`` cell: the live view shows first, then the run (DESIGN §7)."""
         c = self.controller
         try:
             opts = _cell_parser().parse_args(shlex.split(line))
@@ -110,6 +118,57 @@ class ForgeMagics(Magics):
         if not text:
             raise UsageError(f"the cell is empty: write the prompt below the %%forge line\nusage: {CELL_USAGE}")
         toggles = parse_tools(opts.tools)
+        from .kernel_status import cell_parent
+        from .warmup import LOADING
+        from .widget import TurnView
+
+        view = TurnView(throttle_hz=c.config.widget_throttle, text_only=c.config.widget == "off")
+        warmup = c.warmup
+        busy: Any = contextlib.nullcontext()
+        kernel = getattr(self.shell, "kernel", None)
+        if c.status is not None and kernel is not None and not opts.background:
+            busy = c.status.running(cell_parent(kernel))
+        with busy:
+            # Within a moment of Run: the widget, saying what it waits for on a first call.
+            view.show(loading=None if warmup is None or warmup.done else LOADING)
+            try:
+                if warmup is not None:
+                    await warmup.wait()
+                session, forge = self._session(opts)
+            except BaseException:
+                view.finish([])
+                raise
+            if view.stop_requested:
+                view.finish([])
+                print("Stopped before the run began.")
+                return None
+            view.follow(forge, session)
+            options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
+                           max_tokens=opts.max_tokens, origin=c.origin())
+
+            async def run() -> Any:
+                try:
+                    answer = await session.prompt_async(text, **options)
+                except ForgeError as exc:
+                    view.finish([])
+                    raise UsageError(str(exc)) from None
+                except BaseException:
+                    view.finish(_turn(forge, session))
+                    raise
+                # In the background no cell value shows the answer: the record keeps it.
+                view.finish(_turn(forge, session, answer.parent_id), with_answer=opts.background)
+                return answer
+
+            if opts.background:
+                task = asyncio.ensure_future(run())
+                c.background[session.id] = task
+                task.add_done_callback(lambda t: c.background.pop(session.id, None))
+                return None
+            return await run()
+
+    def _session(self, opts: argparse.Namespace) -> tuple[Any, Any]:
+        """The cell's session (``-s``, ``--new`` or the notebook's current one) and the Forge."""
+        c = self.controller
         try:
             if opts.new:
                 session = c.new(opts.session)
@@ -118,36 +177,14 @@ class ForgeMagics(Magics):
                 c.use(session)
             else:
                 session = c.current()
-            forge = c.forge
+            return session, c.forge
         except ForgeError as exc:
             raise UsageError(str(exc)) from None
-        from .widget import TurnView
 
-        view = TurnView(forge, session, throttle_hz=c.config.widget_throttle,
-                        text_only=c.config.widget == "off")
-        options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
-                       origin=c.origin())
-
-        async def run() -> Any:
-            view.start()
-            try:
-                answer = await session.prompt_async(text, **options)
-            except ForgeError as exc:
-                view.finish([])
-                raise UsageError(str(exc)) from None
-            except BaseException:
-                view.finish(_turn(forge, session))
-                raise
-            # In the background no cell value shows the answer: the record keeps it.
-            view.finish(_turn(forge, session, answer.parent_id), with_answer=opts.background)
-            return answer
-
-        if opts.background:
-            task = asyncio.ensure_future(run())
-            c.background[session.id] = task
-            task.add_done_callback(lambda t: c.background.pop(session.id, None))
-            return None
-        return await run()
+    @cell_magic("forge")
+    def forge_cell(self, line: str, cell: str) -> Any:
+        """%%forge [options] — the cell is a prompt to the agent (%forge help lists options)."""
+        return _run_to_end(lambda: self.run_cell(line, cell))
 
     # -- %forge ----------------------------------------------------------------------------
 
@@ -233,6 +270,19 @@ class ForgeMagics(Magics):
         print("Stopping the running prompt." if stopped else "Nothing is running.")
 
 
+def _run_to_end(coro_factory: Any) -> Any:
+    """Run a coroutine from synchronous code: on a new loop, or — when this thread's loop is
+    busy running us (``run_cell_magic`` in a kernel) — on a helper thread that keeps the cell's
+    context, so what the turn prints lands in this cell."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_factory())
+    context = contextvars.copy_context()
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="forge-cell") as pool:
+        return pool.submit(context.run, asyncio.run, coro_factory()).result()
+
+
 def _turn(forge: Any, session: Any, user_message_id: str | None = None) -> list:
     """The messages of the latest turn (from its user message on), for the widget's record."""
     messages = session.messages()
@@ -245,12 +295,24 @@ def _turn(forge: Any, session: Any, user_message_id: str | None = None) -> list:
 
 
 def transform_forge_cells(lines: list[str]) -> list[str]:
-    """Rewrite a ``%%forge`` cell into a top-level await of its run (IPython cleanup transform)."""
+    """In a kernel, rewrite a ``%%forge`` cell into a top-level await of its run (an IPython
+    cleanup transform); elsewhere the cell magic runs it."""
     if not lines or not lines[0].startswith("%%forge"):
         return lines
     first = lines[0]
     if not (first == "%%forge\n" or first == "%%forge" or first[7:8].isspace()):
         return lines  # %%forgery or another magic
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None or not hasattr(shell, "_forge_magics"):
+        return lines  # terminal IPython, a script: the %%forge cell magic
     line = first[len("%%forge"):].strip()
     body = "".join(lines[1:])
     return [f"await get_ipython()._forge_magics.run_cell({line!r}, {body!r})\n"]
+
+
+# The rewrite changes how a cell runs, not whether it is complete: IPython's check_complete
+# skips transforms marked so, and sees "%%forge" as the cell magic it is (in a terminal,
+# Enter after it waits for the prompt, like %%timeit).
+transform_forge_cells.has_side_effects = True  # type: ignore[attr-defined]

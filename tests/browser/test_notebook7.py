@@ -147,8 +147,10 @@ def test_forge_cell_streams_live_and_leaves_its_record_in_notebook7(page, lab, s
     saved = lab.read_notebook(NAME).cells[FORGE].outputs
     assert "application/vnd.jupyter.widget-view+json" not in [m for o in saved
                                                               for m in o.get("data", {})]
-    assert [o.output_type for o in saved] == ["display_data", "execute_result"]
-    assert ANSWER in saved[1].data["text/html"]
+    # The record, the saved-notebook note (empty once the turn ended), the value.
+    assert [(o.output_type, bool(o.get("data"))) for o in saved] == [
+        ("display_data", True), ("display_data", False), ("execute_result", True)]
+    assert ANSWER in saved[2].data["text/html"]
 
     unexpected = [e for e in errors
                   if not (e.message == NB7_OWN_ERROR and "/static/notebook/" in (e.stack or ""))]

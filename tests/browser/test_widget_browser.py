@@ -114,8 +114,8 @@ def test_tool_card_walks_pending_running_completed_and_the_saved_notebook_keeps_
     saved = lab.read_notebook("tool.ipynb").cells[2].outputs
     mimes = [m for o in saved for m in o.get("data", {})]
     assert "application/vnd.jupyter.widget-view+json" not in mimes
-    record = [o for o in saved if o.output_type == "display_data"]
-    assert len(record) == 1
+    record = [o for o in saved if o.output_type == "display_data" and o.data]
+    assert len(record) == 1  # the saved-notebook note ended empty
     md = record[0].data["text/html"]
     assert "slow_tool" in md and "completed" in md and "waited 1.5 s" in md
     assert "Let me check." in md  # the first step's text is part of the work
@@ -193,7 +193,7 @@ def test_stop_aborts_the_run_and_ends_the_cell(page, lab, script):
     nb.wait_idle(1, timeout=15)
     assert time.monotonic() - clicked < 5, "Stop ends the cell promptly"
     value = [o for o in nb.outputs(1) if o["output_type"] == "execute_result"]
-    assert "status='aborted'" in value[0]["data"]["text/plain"]
+    assert value[0]["data"]["text/plain"].startswith("Message(assistant, aborted, ")
     assert "token399" not in value[0]["data"]["text/html"]
     assert not page.forge_errors
 

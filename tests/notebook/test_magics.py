@@ -36,9 +36,15 @@ def server(model_server):
     return model_server
 
 
-def test_load_ext_is_fast_and_does_not_import_litellm(kernel):
-    r = kernel.run("import sys; print('litellm' in sys.modules)")
-    assert r.stdout.strip() == "False"
+def test_a_forge_cell_is_complete_only_after_a_blank_line_like_any_cell_magic(kernel):
+    # What a console frontend asks before it runs what was typed (is_complete_request).
+    def complete(code: str) -> str:
+        kernel.kc.is_complete(code)
+        return kernel.kc.get_shell_msg(timeout=30)["content"]["status"]
+
+    assert complete("%%forge\n") == complete("%%timeit\n") == "incomplete"
+    assert complete("%%forge\nSay hello\n") == "incomplete"
+    assert complete("%%forge\nSay hello\n\n") == complete("%%timeit\nx = 1\n\n") == "complete"
 
 
 def test_a_forge_cell_answers_and_its_value_is_the_message(kernel, server):

@@ -14,6 +14,7 @@ export class TurnState {
     this.outputs = new Map(); // part id -> live output text (tail)
     this.displays = new Map(); // part id -> [mime bundle]
     this.approvals = new Map(); // request id -> {id, part_id, tool, input, rule, answer, reason}
+    this.decisions = new Map(); // tool part id -> {answer, by, rule, reason}: who allowed or denied it
     this.notices = [];
     this.status = { status: "busy", detail: {} };
     this.done = false;
@@ -85,6 +86,11 @@ export class TurnState {
         this.dirty.all = true;
         break;
       }
+      case "decision": {
+        this.decisions.set(op.id, { answer: op.answer, by: op.by, rule: op.rule, reason: op.reason });
+        this.markPart(op.id);
+        break;
+      }
       case "notice": {
         this.notices.push({ message: op.message, level: op.level || "info" });
         this.dirty.header = true;
@@ -123,6 +129,10 @@ export class TurnState {
 
   get running() {
     return !this.done && this.status.status !== "idle";
+  }
+
+  get loading() {
+    return !this.done && this.status.status === "loading";
   }
 }
 

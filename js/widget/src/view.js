@@ -13,6 +13,9 @@ export class TurnView {
   constructor(el, model) {
     this.model = model;
     this.state = new TurnState();
+    // Until the first snapshot: what the kernel said at display time (a first call loading).
+    const loading = model.get("loading");
+    if (loading) this.state.status = { status: "loading", detail: { message: loading } };
     this.synced = false;
     this.frame = 0;
     this.stopping = false;
@@ -159,6 +162,9 @@ export class TurnView {
       kind = "retry";
       const { attempt, wait } = s.status.detail;
       label = `Retrying${attempt ? ` (attempt ${attempt + 1})` : ""}${wait ? ` in ${seconds(wait)}` : ""}…`;
+    } else if (s.loading) {
+      kind = "loading";
+      label = s.status.detail.message || "Loading…";
     } else if (s.status.status === "compacting") {
       kind = "running";
       label = "Compacting the context…";
@@ -179,7 +185,7 @@ export class TurnView {
 
   drawOrphanApprovals() {
     const orphans = [...this.state.approvals.values()].filter((a) => !this.state.parts.has(a.part_id));
-    this.orphansEl.replaceChildren(...orphans.map((a) => this.approvalEl(a, true)));
+    this.orphansEl.replaceChildren(...orphans.map((a) => this.approvalEl(a, true)).filter(Boolean));
   }
 
   messageNode(m) {
@@ -295,27 +301,40 @@ export class TurnView {
       const since = this.runningSince.get(p.id);
       duration = h("span", { class: "forge-duration", "data-running-since": String(since) }, wholeSeconds((performance.now() - since) / 1000));
     }
-    const stateLabel = waiting ? "awaiting approval" : p.state;
+    const denied = p.state === "error" && p.metadata && p.metadata.permission === "denied";
+    const decision = s.decisions.get(p.id);
+    let stateLabel = p.state;
+    if (waiting) stateLabel = "awaiting approval";
+    else if (denied) stateLabel = "denied";
+    // A title that only repeats the tool's name says nothing ("variables — variables").
+    const title = p.title && p.title !== p.tool ? p.title : summarizeInput(p);
     const card = h("div", {
-      class: "forge-tool", "data-testid": "tool", "data-state": p.state, "data-tool": p.tool,
+      class: "forge-tool", "data-testid": "tool", "data-state": denied ? "denied" : p.state,
+      "data-tool": p.tool,
     }, h("div", { class: "forge-tool-head" },
       h("span", { class: "forge-tool-icon", "aria-hidden": "true" }),
       h("span", { class: "forge-tool-name" }, p.tool || "(unnamed tool)"),
-      h("span", { class: "forge-tool-title" }, p.title || summarizeInput(p)),
+      h("span", { class: "forge-tool-title" }, title),
       h("span", { class: "forge-tool-state", "data-testid": "tool-state" }, stateLabel),
       duration));
-    card.append(this.argsEl(p));
+    const args = this.argsEl(p);
+    if (args) card.append(args); // a pending card has no arguments yet: nothing, not "null"
     const live = s.outputs.get(p.id);
     if (live && !(p.state === "completed" && p.output)) {
       card.append(h("pre", { class: "forge-tool-live", "data-testid": "tool-live-output" }, live));
     }
     if (p.state === "completed" && p.output !== null && p.output !== undefined) card.append(this.outputEl(p));
-    if (p.state === "error" && p.error) {
+    if (denied) {
+      card.append(h("div", { class: "forge-tool-denied", "data-testid": "tool-denied" },
+        decision ? decisionText(decision) : "Denied.",
+        h("pre", { class: "forge-tool-error", "data-testid": "tool-error" }, p.error || "")));
+    } else if (p.state === "error" && p.error) {
       card.append(h("pre", { class: "forge-tool-error", "data-testid": "tool-error" }, p.error));
     }
     const displays = s.displays.get(p.id) || [];
     if (displays.length) card.append(h("div", { class: "forge-displays" }, displays.map(displayEl)));
-    if (approval) card.append(this.approvalEl(approval, false));
+    const asked = approval ? this.approvalEl(approval, false) : null;
+    if (asked) card.append(asked);
     // Scroll live output to its end after it is in the document.
     requestAnimationFrame(() => {
       const pre = card.querySelector(".forge-tool-live");
@@ -356,10 +375,14 @@ export class TurnView {
   approvalEl(a, orphan) {
     const wrap = h("div", { class: "forge-approval", "data-testid": "approval", "data-request-id": a.id });
     if (a.answer !== null) {
-      const said = { once: "Allowed once", session: "Allowed for this session", deny: "Denied" }[a.answer] || a.answer;
+      const decision = this.state.decisions.get(a.part_id);
       wrap.dataset.answer = a.answer;
+      if (a.answer === "deny" && !orphan && this.state.parts.has(a.part_id)
+          && (this.state.parts.get(a.part_id).state === "error")) {
+        return null; // the card says it: "denied by you, in the widget — reason"
+      }
       wrap.append(h("div", { class: "forge-approval-answer", "data-testid": "approval-answer" },
-        said, a.reason ? ` — ${a.reason}` : ""));
+        decisionText(decision || { answer: a.answer, reason: a.reason })));
       return wrap;
     }
     wrap.append(h("div", { class: "forge-approval-question" },
@@ -424,6 +447,18 @@ export class TurnView {
         h("summary", {}, h("span", { class: "forge-label" }, "Patch"), " ", head), pre);
     }));
   }
+}
+
+const ANSWER_WORDS = { once: "Allowed once", session: "Allowed for this session", deny: "Denied" };
+const WHO = { widget: "you, in the widget", user: "you", forge: "forge" };
+
+// "Denied by you, in the widget — not now", "Denied by rule python:*=deny", "Allowed once".
+function decisionText(d) {
+  const said = ANSWER_WORDS[d.answer] || String(d.answer);
+  let who = "";
+  if (d.by === "rule") who = d.rule ? `rule ${d.rule}` : "a rule";
+  else if (d.by) who = WHO[d.by] || d.by;
+  return `${said}${who ? ` by ${who}` : ""}${d.reason ? ` — ${d.reason}` : ""}`;
 }
 
 function wholeSeconds(s) {

@@ -1,0 +1,119 @@
+"""Load the model client in the background from ``%load_ext`` on, so the first ``%%forge`` cell
+of a kernel starts as fast as the next ones.
+
+Importing litellm takes seconds (jsonschema's format checkers, the tokenizers, the OpenAI
+client, its price table); a person typing the first prompt takes longer. ``%load_ext`` starts
+one daemon thread and returns at once; the thread imports what a turn needs, rehearses one
+call through litellm without sending it, and builds the notebook's Forge (the store opened
+and migrated). A cell that comes before it is done shows its live widget at once ("loading the
+model client…") and awaits the thread without blocking the kernel's event loop.
+
+A failure here is only logged: the cell then does the same work itself and shows the error
+where it belongs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+LOADING = "Loading the model client (first call of this kernel)…"
+
+
+class Warmup:
+    def __init__(self, controller: Any) -> None:
+        self.controller = controller
+        self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.timings: dict[str, float] = {}  # step → seconds, for benchmarks/bench_notebook.py
+        self.thread: threading.Thread | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.future.done()
+
+    def start(self) -> Warmup:
+        self.thread = threading.Thread(target=self._run, name="forge-warmup", daemon=True)
+        self.thread.start()
+        return self
+
+    async def wait(self) -> None:
+        """Until the thread is done, without blocking the event loop; never raises."""
+        if not self.future.done():
+            await asyncio.wrap_future(self.future)
+
+    def _run(self) -> None:
+        try:
+            self._step("widget", _import_widget)
+            self._step("forge", _import_core)
+            self._step("litellm", _import_litellm)
+            self._step("rehearsal", lambda: _rehearse(self.controller))
+            self._step("store", lambda: self.controller.warm())
+        except Exception:
+            log.warning("forge: warming up in the background failed; the first %%forge cell "
+                        "will load what it needs itself", exc_info=True)
+        finally:
+            self.future.set_result(None)
+
+    def _step(self, name: str, fn: Any) -> None:
+        start = time.perf_counter()
+        fn()
+        self.timings[name] = time.perf_counter() - start
+
+
+def _import_widget() -> None:
+    from . import widget  # noqa: F401  (anywidget: the live view can show at once)
+
+
+def _import_core() -> None:
+    import jsonschema  # noqa: F401  (tool argument validation; its format checkers are slow)
+
+    from .. import forge, render  # noqa: F401
+    from ..tools import builtin  # noqa: F401
+    from . import text_printer  # noqa: F401
+
+    render.markdown_html("*warm up*")  # markdown-it loads on first use
+
+def _import_litellm() -> None:
+    from .. import llm
+
+    llm.litellm()
+
+
+# litellm's callback lists: when a person has one set, a rehearsal call would reach it.
+CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "input_callback",
+                  "_async_success_callback", "_async_failure_callback", "_async_input_callback")
+
+
+def _rehearse(controller: Any) -> None:
+    """The first request's lazy work, done before it: the tokenizers litellm counts cost with
+    (a second or more), then one streamed call through litellm's whole client path answered by
+    litellm's own ``mock_response`` — no request leaves the process — so its pydantic models,
+    parameter checks and stream wrapper are built here, not in front of the first real
+    request. The model is the one the first prompt will use (which may start the offline demo
+    model, as that prompt would)."""
+    from .. import llm
+    from ..models import resolve
+
+    litellm = llm.litellm()
+    choice = resolve((getattr(controller.config, "model", None), "config"))
+    messages = [{"role": "user", "content": "warm up"}]
+    try:
+        litellm.token_counter(model=choice.model, messages=messages)
+    except Exception:  # a model litellm cannot count for: the default encoding
+        litellm.token_counter(messages=messages)
+    if any(getattr(litellm, name, None) for name in CALLBACK_LISTS):
+        return  # someone logs litellm's calls: a rehearsal would show up there
+    params = {k: v for k, v in controller.config.forge_kwargs().items() if k in ("api_base", "api_key")}
+    tool = {"type": "function", "function": {"name": "noop", "description": "warm-up",
+                                             "parameters": {"type": "object", "properties": {}}}}
+    response = litellm.completion(model=choice.model, messages=messages, stream=True,
+                                  stream_options={"include_usage": True}, max_retries=0,
+                                  tools=[tool], mock_response="ok", **{**choice.params, **params})
+    for _ in response:
+        pass

@@ -1,0 +1,179 @@
+"""The first minutes with %%forge in a real JupyterLab (issue 12): the first cell's widget shows
+at once while the model client loads, the kernel reads Busy for the whole run, a notebook saved
+or reloaded mid-run reopens without "model not found", and tool cards say what happened
+(no "null" arguments, "denied" and by whom, no repeated name).
+
+Shares the module's JupyterLab, browser and fake model server (tests/browser/conftest.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from lab_helpers import PANEL, NotebookPage
+
+from forge_jupyter.notebook.warmup import LOADING
+from forge_jupyter.testing import Turn, text, tool_call
+
+pytestmark = pytest.mark.slow
+
+LOAD = "%load_ext forge_jupyter"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+NOTE_TOOL = '''import forge_jupyter
+
+@forge_jupyter.tool(mutating=True)
+def write_note(text: str) -> str:
+    """Append a line to notes.txt."""
+    with open("notes.txt", "a") as f:
+        f.write(text + "\\n")
+    return f"wrote {text!r}"
+'''
+
+
+def forge_cell(prompt: str, options: str = "") -> str:
+    return f"%%forge {options}".rstrip() + "\n" + prompt
+
+
+def kernel_status(page) -> str:
+    return page.evaluate(f"() => {PANEL}.sessionContext.session.kernel.status")
+
+
+def status_bar(page) -> str:
+    return " ".join(page.locator(".jp-StatusBar-Widget").all_inner_texts())
+
+
+# Waits for the kernel's background warm-up (so the next cell runs warm).
+WARM = ("from forge_jupyter.notebook.extension import controller\n"
+        "controller().warmup.future.result(120)")
+
+
+def run_cells(nb: NotebookPage, *indexes: int) -> None:
+    for i in indexes:
+        nb.run_cell(i)
+        nb.wait_idle(i, timeout=150)
+
+
+def test_the_first_cell_shows_its_widget_at_once_while_the_model_client_loads(page, lab, script):
+    script.add(Turn.text("Hello from the first cell."))
+    lab.write_notebook("first.ipynb", [LOAD, forge_cell("Say hello.")])
+    nb = NotebookPage(page, lab, "first.ipynb").open()
+    nb.run_cell(0)
+    nb.wait_idle(0)
+    ran = time.monotonic()
+    nb.run_cell(1)  # right after %load_ext: the model client is still loading
+    status = nb.widget(1).locator("[data-testid=status]")
+    status.wait_for()
+    shown = time.monotonic() - ran
+    assert status.inner_text() == LOADING
+    assert not script.requests, "the widget shows before anything is sent"
+    print(f"\nfirst cell: widget with its loading notice {shown * 1000:.0f} ms after Run "
+          "(browser, including the widget's first render)")
+    nb.wait_idle(1, timeout=150)
+    value = [o for o in nb.outputs(1) if o["output_type"] == "execute_result"]
+    assert "Hello from the first cell." in value[0]["data"]["text/html"]
+    assert not page.forge_errors
+
+
+def test_the_kernel_reads_busy_while_a_forge_cell_runs(page, lab, script):
+    words = " ".join(f"word{i}" for i in range(60))
+    script.add(Turn([text(words, chunk=4)], chunk_delay=0.15))  # ~15 chunks a 0.15 s: ~2 s+
+    lab.write_notebook("busy.ipynb", [LOAD, WARM, forge_cell("Talk a while.")])
+    nb = NotebookPage(page, lab, "busy.ipynb").open()
+    run_cells(nb, 0, 1)
+    nb.run_cell(2)
+    nb.widget(2).locator("[data-testid=text]").wait_for()  # the widget talks to the kernel now
+    seen: list[tuple[str, str]] = []
+    while True:
+        sample = (kernel_status(page), status_bar(page))
+        time.sleep(0.05)
+        if not nb.busy(2):  # the sample may have caught the cell's own end
+            break
+        seen.append(sample)
+    nb.wait_idle(2)
+    assert len(seen) >= 10, seen
+    idle = [s for s in seen if s[0] != "busy" or "Idle" in s[1]]
+    assert not idle, f"the kernel read idle while the cell ran: {idle[:3]} of {len(seen)}"
+    assert "Idle" in status_bar(page)  # and idle again once it ended
+    assert not page.forge_errors
+
+
+def test_a_notebook_saved_while_waiting_for_approval_reopens_with_a_note_not_an_error(
+        page, lab, script):
+    script.add(Turn([tool_call("write_note", {"text": "hello"})]), Turn.text("Wrote it."))
+    lab.write_notebook("saved.ipynb", [LOAD, NOTE_TOOL, forge_cell("Note hello.")])
+    nb = NotebookPage(page, lab, "saved.ipynb").open()
+    nb.run_all()
+    nb.widget(2).locator("[data-testid=approve-once]").wait_for(timeout=150_000)
+    note = nb.cell(2).locator(".forge-saved-note")
+    assert note.count() == 1 and not note.is_visible(), "the note hides while the widget is live"
+    nb.save()  # what JupyterLab's autosave does every two minutes
+    saved = lab.read_notebook("saved.ipynb").cells[2].outputs
+    assert WIDGET_MIME in saved[0].data and "forge-saved-note" in saved[1].data["text/html"]
+
+    lab.shutdown_kernels()  # the kernel is gone; the turn never ended
+    page.goto("about:blank")
+    nb = NotebookPage(page, lab, "saved.ipynb").open()
+    area = nb.cell(2).locator(".jp-OutputArea")
+    area.locator(".forge-saved-note").wait_for()
+    page.wait_for_timeout(1000)  # the widget manager has given up on the model by now
+    shown = area.inner_text()
+    assert "model not found" not in shown and "Error displaying widget" not in shown, shown
+    assert "%forge history" in shown and "still running when the notebook was saved" in shown, shown
+    nb.screenshot("saved-mid-run-reopened")
+    assert not page.forge_errors
+
+
+def test_a_page_reloaded_mid_run_shows_the_finished_turn(page, lab, script):
+    words = " ".join(f"token{i}" for i in range(80))
+    script.add(Turn([text(words, chunk=4)], chunk_delay=0.2))  # ~20 chunks: ~4 s
+    lab.write_notebook("reload.ipynb", [LOAD, WARM, forge_cell("Talk a while.")])
+    nb = NotebookPage(page, lab, "reload.ipynb").open()
+    run_cells(nb, 0, 1)
+    nb.run_cell(2)
+    nb.widget(2).locator("[data-testid=text]").wait_for()
+    nb.save()
+    page.reload()
+    # The reloaded page was not the one that ran the cell: the kernel's final update of the
+    # output never reaches it. The widget stays open, so it shows the finished turn.
+    widget = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".forge-turn")
+    widget.locator("[data-testid=status]").wait_for(timeout=90_000)
+    page.wait_for_function(
+        """() => { const s = document.querySelector('.jp-Notebook .forge-turn [data-testid=status]');
+                   return s && s.textContent === 'Done'; }""", timeout=90_000)
+    assert "token79" in widget.locator("[data-testid=text]").inner_text()
+    area = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea")
+    assert "model not found" not in area.inner_text()
+    assert not area.locator(".forge-saved-note").is_visible()
+    assert not page.forge_errors
+
+
+def test_tool_cards_say_pending_denied_by_whom_and_do_not_repeat_the_name(page, lab, script):
+    script.add(
+        Turn([tool_call("variables", {}, fragments=6)], chunk_delay=0.4),  # pending ~2 s
+        Turn([tool_call("write_note", {"text": "hi"})]),
+        Turn.text("Understood, I will not write it."))
+    lab.write_notebook("cards.ipynb", [LOAD, NOTE_TOOL, WARM, forge_cell("Look, then note hi.")])
+    nb = NotebookPage(page, lab, "cards.ipynb").open()
+    run_cells(nb, 0, 1, 2)
+    nb.run_cell(3)
+    card = nb.widget(3).locator(".forge-tool[data-tool=variables]")
+    card.and_(page.locator("[data-state=pending]")).wait_for()
+    assert "null" not in card.inner_text(), card.inner_text()
+    card.and_(page.locator("[data-state=completed]")).wait_for()
+    assert card.locator(".forge-tool-title").inner_text() != "variables"
+
+    deny = nb.widget(3).locator("[data-testid=deny]")
+    deny.wait_for()
+    nb.widget(3).locator("[data-testid=approval-reason]").fill("not now")
+    deny.click()
+    denied = nb.widget(3).locator(".forge-tool[data-tool=write_note]")
+    denied.and_(page.locator("[data-state=denied]")).wait_for()
+    assert denied.locator("[data-testid=tool-state]").inner_text() == "denied"
+    said = denied.locator("[data-testid=tool-denied]").inner_text()
+    assert "Denied by you, in the widget — not now" in said, said
+    nb.screenshot("tool-denied")
+    nb.wait_idle(3)
+    assert not (lab.root / "notes.txt").exists()
+    assert not page.forge_errors

@@ -1,0 +1,55 @@
+"""The first %%forge cell of a kernel: %load_ext returns at once, the model client loads in
+the background, and a cell that comes before it is done says so and then runs (issue 12)."""
+
+from __future__ import annotations
+
+import pytest
+from nb_kernel import Kernel
+
+from forge_jupyter.notebook.warmup import LOADING
+from forge_jupyter.testing import FakeModelServer, Turn
+
+pytestmark = pytest.mark.slow
+
+CONTROLLER = "from forge_jupyter.notebook.extension import controller\n"
+
+
+@pytest.fixture
+def server():
+    with FakeModelServer() as s:
+        yield s
+
+
+@pytest.fixture
+def kernel(server, tmp_path):
+    k = Kernel({"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": server.openai_base,
+                "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(tmp_path / "forge.duckdb"),
+                "FORGE_WIDGET": "off"}, cwd=str(tmp_path))
+    yield k
+    k.close()
+
+
+def test_load_ext_returns_before_litellm_loads_and_a_first_cell_says_it_is_loading(kernel, server):
+    server.add(Turn.text("Hello, first cell."))
+    r = kernel.run("%load_ext forge_jupyter\nimport sys\nprint('litellm' in sys.modules)")
+    assert r.status == "ok" and r.stdout.strip() == "False"  # nothing heavy on the way in
+    first = kernel.run("%%forge\nSay hello")  # at once: the warm-up is still running
+    assert first.status == "ok", first.error
+    assert first.stdout.startswith(LOADING + "\n"), first.stdout[:200]
+    assert "Hello, first cell." in first.stdout
+    assert "Hello, first cell." in first.results[0]["text/html"]
+    done = kernel.run(CONTROLLER + "w = controller().warmup\nw.future.result(120)\n"
+                      "print(sorted(w.timings), 'litellm' in sys.modules)")
+    assert done.stdout.strip() == "['forge', 'litellm', 'rehearsal', 'store', 'widget'] True"
+    assert len(server.requests) == 1, "the warm-up's rehearsal sends nothing"
+
+
+def test_a_cell_after_the_warm_up_finds_the_forge_built_and_says_nothing_of_loading(kernel, server):
+    server.add(Turn.text("Warm already."))
+    kernel.run("%load_ext forge_jupyter")
+    r = kernel.run(CONTROLLER + "controller().warmup.future.result(120)\n"
+                   "print(controller().built)")
+    assert r.stdout.strip() == "True"  # the store was opened in the background
+    cell = kernel.run("%%forge\nAnything")
+    assert cell.status == "ok", cell.error
+    assert LOADING not in cell.stdout and "Warm already." in cell.stdout
