@@ -1,8 +1,10 @@
 """What a model round makes durable before it ends, without writing per delta (DESIGN §2–§3).
 
-``Checkpoints``: while a text or reasoning block streams, a timer writes the block's full row
-(the text so far) through the write entry at most once a second and commits it off the event
-loop, so a crash loses at most the last second. Deltas still never write.
+``Checkpoints``: while a round streams, a timer ticks once a second (from its first text or
+reasoning block to the end of the stream): it writes the open block's full row (the text so
+far) through the write entry and commits it, with whatever else is buffered (a block that
+ended meanwhile), off the event loop — so a crash loses at most the last second. Deltas still
+never write.
 
 ``SharedCommit``: a tool call's ``running`` row, arguments included, is committed before the
 call runs, so a crash mid-tool leaves the call findable; calls that start together share one
@@ -32,42 +34,41 @@ class Checkpoints:
 
     def start(self, part: TextPart | ReasoningPart, buf: list[str]) -> None:
         """Watch ``part`` while it streams; ``buf`` holds its deltas (the caller appends)."""
-        self.stop()
         self._part, self._buf, self._seen = part, buf, 0
-        self._arm()
+        if self._timer is None:  # the clock runs on across blocks: it is the last commit's age
+            self._arm()
 
     def stop(self) -> None:
-        """The block ended (its end row is the caller's): no more checkpoints of it."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        """The block ended (its end row is the caller's, committed at the next tick)."""
         self._part = None
 
     async def settle(self) -> None:
-        """Stop, and let a checkpoint commit in flight finish before anything else flushes: a
-        later flush that found its rows already taken would return before they landed."""
-        self.stop()
+        """The stream ended: no more ticks; let a commit in flight finish before anything
+        else flushes (a later flush that found its rows taken would return before they land)."""
+        self._part = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._commit is not None and not self._commit.done():
             await asyncio.shield(self._commit)
 
     def _arm(self) -> None:
         every = CHECKPOINT_EVERY
-        if every is not None and self._part is not None:
+        if every is not None:
             self._timer = asyncio.get_running_loop().call_later(every, self._fire)
 
     def _fire(self) -> None:
-        self._timer = None
+        self._arm()
+        if self._commit is not None and not self._commit.done():
+            return  # one commit at a time: this tick's news goes with the next
         part, buf = self._part, self._buf
-        if part is None:
-            return
-        busy = self._commit is not None and not self._commit.done()
-        if not busy and len(buf) > self._seen:  # one commit at a time, and only news
+        if part is not None and len(buf) > self._seen:
             so_far = "".join(buf)
             buf[:] = [so_far]  # the next checkpoint joins one string, not every delta again
             self._seen = 1
             self.writer.update_part(part.model_copy(update={"text": so_far}))
+        if self.writer.projection.pending:
             self._commit = asyncio.ensure_future(self._flush())
-        self._arm()
 
     async def _flush(self) -> None:
         try:

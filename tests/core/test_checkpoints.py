@@ -131,3 +131,33 @@ def test_a_stored_snapshot_does_not_follow_later_mutation_of_the_part(tmp_path):
     for row in (stored, published[0], snapshot, writer.message(message.id).parts[0]):
         assert row.metadata == {"notes": {"n": 1}}
         assert row.input == {"paths": ["a.csv"]}
+
+
+def test_what_the_screen_shows_never_repeats_or_skips_text_across_checkpoints(make_forge, server):
+    """A live view applies a full row (replacing what the fragments built) and then appends the
+    fragments that follow, as the widget does: across checkpoint rows it must show a prefix of
+    the streamed text at every moment, and all of it at the end."""
+    server.add(_slow("text"))
+    forge = make_forge()
+    shown: dict[str, str] = {}
+    problems: list[str] = []
+    rows = 0
+
+    def view(e) -> None:
+        nonlocal rows
+        if isinstance(e, PartUpdated) and e.part.type == "text":
+            shown[e.part.id] = e.part.text
+            rows += e.part.time_end is None and bool(e.part.text)
+        elif isinstance(e, PartDelta) and e.part_id in shown:
+            shown[e.part_id] += e.delta
+        else:
+            return
+        for text_so_far in shown.values():
+            if text_so_far and not STREAMED.startswith(text_so_far) and text_so_far != "go":
+                problems.append(text_so_far[-40:])
+
+    forge.bus.subscribe(view)
+    answer = forge.session("s").prompt("go")
+    assert rows >= 1  # the stream did cross a checkpoint
+    assert problems == []
+    assert shown[answer.parts[1].id] == STREAMED.rstrip()
