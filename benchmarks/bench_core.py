@@ -34,7 +34,6 @@ from forge_jupyter import (
 )
 from forge_jupyter.bus import Bus  # noqa: E402
 from forge_jupyter.model import Message, SessionInfo, Tokens  # noqa: E402
-from forge_jupyter.session import durable  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.writer import Writer  # noqa: E402
@@ -42,6 +41,11 @@ from forge_jupyter.store.memory import MemoryStore  # noqa: E402
 from forge_jupyter.store.projection import Projection  # noqa: E402
 from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call  # noqa: E402
 from forge_jupyter.tools.base import tool_from_function  # noqa: E402
+
+try:
+    from forge_jupyter.session import durable  # noqa: E402
+except ImportError:  # a tree from before the checkpoints, for before/after figures
+    durable = None
 
 
 def _turns() -> list[Turn]:
@@ -126,7 +130,8 @@ def _events(deltas: int, tools: int) -> list:
 
 
 def _checkpoints(every: float | None) -> None:
-    durable.CHECKPOINT_EVERY = every
+    if durable is not None:
+        durable.CHECKPOINT_EVERY = every
 
 
 def processor_throughput(deltas: int = 200_000, rounds: int = 3) -> None:

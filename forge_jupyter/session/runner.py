@@ -160,7 +160,15 @@ def current(store_key: int, session_id: str) -> Run | None:
 
 
 def busy_message(session_id: str, owner: str, expires: float) -> str:
+    held = Owner.parse(owner)
+    if held is None:
+        who = f"another process ({owner})"
+    elif held.pid == os.getpid() and held.host == socket.gethostname():
+        who = f"another run in this process ({owner})"
+    else:
+        who = f"process {held.pid} on {held.host} ({owner})"
     return (
-        f"session {session_id} is being run by another process ({owner}); its lease expires in "
-        f"{max(0, expires - time.time()):.0f} s. Wait for that run to end, or use another session."
+        f"session {session_id} is being run by {who}; its lease expires in "
+        f"{max(0, expires - time.time()):.0f} s. Wait for that run to end (a process that died "
+        "on another machine frees it when the lease expires), or use another session."
     )

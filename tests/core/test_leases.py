@@ -83,7 +83,7 @@ def test_a_live_process_of_this_host_keeps_its_lease(make_forge, server, sleeper
     session = forge.session("s")
     start = runner._proc_stat(sleeper.pid)[1]
     assert forge.store.acquire_lease(session.id, _owner(HOST, sleeper.pid, start), ttl=30)
-    with pytest.raises(SessionBusy):
+    with pytest.raises(SessionBusy, match=f"being run by process {sleeper.pid} on "):
         session.prompt("q")
     assert server.requests == []
 
@@ -135,7 +135,7 @@ def test_a_run_of_this_process_through_another_store_object_keeps_its_lease(make
     run.start()
     try:
         assert started.wait(30)
-        with pytest.raises(SessionBusy, match="being run by another process"):
+        with pytest.raises(SessionBusy, match="being run by another run in this process"):
             second.session("s").prompt("two")
     finally:
         run.join(60)
