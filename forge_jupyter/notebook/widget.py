@@ -49,6 +49,7 @@ import anywidget
 import traitlets
 
 from . import saved_note
+from .later import Later, call_later
 from .turn_state import Pending, TurnState, event_types
 
 log = logging.getLogger(__name__)
@@ -83,19 +84,6 @@ def _keep_open(widget: TurnWidget) -> None:
     _kept.append(widget)
     while len(_kept) > KEEP_OPEN:
         _kept.popleft().close()
-
-
-class _Later:
-    """A cancellable scheduled call (a loop handle or a timer thread, once armed)."""
-
-    def __init__(self) -> None:
-        self.cancelled = False
-        self.handle: Any = None
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        if self.handle is not None:
-            self.handle.cancel()
 
 
 def _in_kernel() -> bool:
@@ -266,27 +254,8 @@ class TurnView:
         # In a kernel, stream outputs may be kept apart (nbconvert): write whole lines.
         return TextPrinter(whole_lines=_in_kernel())
 
-    def _call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> _Later:
-        """Run ``fn`` after ``delay`` seconds on the kernel's loop, from any thread, in the
-        cell's context (so what it prints lands in the cell); a timer thread without a loop."""
-        later = _Later()
-        ctx = (self._context or contextvars.copy_context()).copy()
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            def arm() -> None:
-                if not later.cancelled:
-                    later.handle = loop.call_later(delay, fn, *args, context=ctx.copy())
-
-            try:
-                loop.call_soon_threadsafe(arm, context=ctx)
-                return later
-            except RuntimeError:  # the loop closed meanwhile
-                pass
-        timer = threading.Timer(delay, lambda: ctx.run(fn, *args))
-        timer.daemon = True
-        later.handle = timer
-        timer.start()
-        return later
+    def _call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Later:
+        return call_later(self._loop, self._context, delay, fn, *args)
 
     # -- bus → state + pending ------------------------------------------------------------
 
