@@ -30,6 +30,8 @@ ENV = {
     "step_limit": "FORGE_STEP_LIMIT",
     "tool_timeout": "FORGE_TOOL_TIMEOUT",
     "stream_timeout": "FORGE_STREAM_TIMEOUT",
+    "max_tokens": "FORGE_MAX_TOKENS",
+    "tool_profile": "FORGE_TOOL_PROFILE",
     "widget_throttle": "FORGE_WIDGET_THROTTLE",
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
@@ -54,6 +56,12 @@ class Forge(Configurable):
     stream_timeout = Float(120.0, help="Seconds the model server may send nothing (before its "
                            "first byte or mid-answer) before the request is retried, then "
                            "given up with an error.").tag(config=True)
+    max_tokens = Int(0, help="Most tokens one model step may generate (a reply cut off there "
+                     "ends the run, marked as such); 0: the model server's default.").tag(config=True)
+    tool_profile = Unicode("auto", help="auto | full | lean: lean offers python, variables, sql, "
+                           "read and edit with short descriptions and a shorter system prompt, "
+                           "for small context windows; auto picks it for models litellm knows "
+                           "to have at most 16k input tokens.").tag(config=True)
     widget_throttle = Float(30.0, help="Most widget updates per second.").tag(config=True)
     widget = Unicode("auto", help="auto | off: 'off' renders turns as plain streamed text.").tag(config=True)
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
@@ -109,6 +117,8 @@ class Forge(Configurable):
             "step_limit": self.step_limit,
             "tool_timeout": self.tool_timeout,
             "stream_timeout": self.stream_timeout,
+            "max_tokens": self.max_tokens or None,
+            "tool_profile": self.tool_profile,
             "builtin_tools": self.builtin_tools,
             "max_age": self.max_age or None,
         }

@@ -91,3 +91,12 @@ class ApprovalPending(Conflict):
 
 class ToolError(ForgeError):
     """A tool call that could not run: the message goes back to the model."""
+
+
+def positive_int(value: object, what: str, hint: str) -> int:
+    """``value`` if it is an int above 0 (a float with no fraction passes), else InvalidOption;
+    booleans and strings are refused as in ``positive_number``."""
+    number = positive_number(value, what, hint)
+    if number != int(number):
+        raise InvalidOption(f"{what} must be a whole number greater than 0, got {value!r}. {hint}")
+    return int(number)

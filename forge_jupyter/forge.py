@@ -18,10 +18,10 @@ from typing import Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
-from .errors import NotFound, ToolError, positive_number
+from .errors import NotFound, ToolError, positive_int, positive_number
 from .model import Event, SessionInfo
-from .models import ModelChoice, resolve
-from .secrets import Scrubber
+from .models import MAX_TOKENS_HINT, ModelChoice, resolve, with_key
+from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.context import RunConfig
 from .session.retry import RetryPolicy
@@ -33,6 +33,7 @@ from .system_prompt import build_system_prompt
 from .tools.base import Tool, tool_from_function
 from .tools.permission import PathSubject, Permissions, Rule, agent_defaults
 from .tools.plugins import apply_chain, plugin_manager
+from .tools.profiles import apply_profile, check_profile, profile_for
 from .tools.registry import ToolRegistry
 
 
@@ -65,6 +66,8 @@ class Forge:
         step_limit: int = 25,
         tool_timeout: float = 300.0,
         stream_timeout: float | None = 120.0,
+        max_tokens: int | None = None,
+        tool_profile: str = "auto",
         compaction_ratio: float = 0.8,
         char_budget: int = 400_000,
         retry: RetryPolicy | None = None,
@@ -88,10 +91,14 @@ class Forge:
         self.step_limit = step_limit
         self.tool_timeout = tool_timeout
         self.stream_timeout = stream_timeout
+        self.max_tokens = max_tokens
+        self.tool_profile = tool_profile
         self.compaction_ratio = compaction_ratio
         self.char_budget = char_budget
         self.retry = retry or RetryPolicy()
         self.litellm_kwargs = litellm_kwargs
+        for name, value in secret_params(litellm_kwargs):  # exports and saved outputs hide it too
+            remember(name, value)
         # The notebook's own variables when running in a kernel; a private namespace otherwise.
         self.namespace: dict[str, Any] = namespace if namespace is not None else {}
         self.root = str(Path(root).resolve()) if root is not None else None
@@ -101,11 +108,12 @@ class Forge:
         self.approvals = Approvals(self.bus)
         self.registry = ToolRegistry()
         self.plugins = plugin_manager(load_entry_points=load_plugins)
+        self._builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
         if builtin_tools:
             from .tools.builtin import builtin_tools as builtins
 
             for t in builtins():
-                self.registry.register(t)
+                self._builtins[t.name] = self.registry.register(t)
         for plugged in self.plugins.hook.forge_tools(forge=self):
             for t in plugged or ():
                 self.add_tool(t)
@@ -184,8 +192,10 @@ class Forge:
                             ("prompt", prompt_layer)], grants)
 
     def tools_for_turn(self, model: str, permissions: Permissions) -> dict[str, Tool]:
-        """Registry → filter by model and flags → minus tools denied for every argument."""
+        """Registry → filter by model and flags → the tool profile (lean: fewer builtins, short
+        descriptions) → minus tools denied for every argument."""
         table = self.registry.resolve(model=model, flags=self.flags)
+        table = apply_profile(table, self._builtins, profile_for(self.tool_profile, model))
         return {n: t for n, t in table.items() if not permissions.denied_for_all(n)}
 
     def permission_gate(self, session: Session, permissions: Permissions) -> Callable[..., Any]:
@@ -212,8 +222,9 @@ class Forge:
                 return (f"Permission denied: {tool.name} is not allowed{on} here "
                         f"(rule {verdict.rule}, {verdict.layer} layer). Do not retry it; tell the "
                         "user what you wanted to do instead.")
-            request = ApprovalRequest(session.id, part.id, tool.name, dict(part.input), str(subject),
-                                      str(verdict.rule))
+            scrub = ctx.writer.scrubber  # the request is shown on the screen
+            request = ApprovalRequest(session.id, part.id, tool.name, scrub.data(dict(part.input)),
+                                      scrub(str(subject)) or "", str(verdict.rule))
             ctx.writer.record(Event(session_id=session.id, type="permission.asked", actor="agent",
                                     data={**facts, "request_id": request.id}))
             if not approvals.can_answer:
@@ -274,7 +285,8 @@ class Forge:
 
     def system_prompt(self, agent: Agent, model: str, tools: dict[str, Tool]) -> str:
         system = build_system_prompt(agent=agent, tools=tools, custom=self.system,
-                                     in_kernel=bool(self.namespace.get("get_ipython")))
+                                     in_kernel=bool(self.namespace.get("get_ipython")),
+                                     profile=profile_for(self.tool_profile, model))
         return apply_chain(self.plugins.hook.forge_system_prompt(system=system, agent=agent.name,
                                                                  model=model), system)
 
@@ -311,17 +323,42 @@ class Forge:
             "(Forge.stream_timeout / FORGE_STREAM_TIMEOUT, default 120), or None for "
             "litellm's own limit.")
 
+    @property
+    def max_tokens(self) -> int | None:
+        """The most tokens one model step may generate (litellm's ``max_tokens``); None: the
+        model server's own default. A step cut off there ends the run, marked as such."""
+        return self._max_tokens
+
+    @max_tokens.setter
+    def max_tokens(self, value: int | None) -> None:
+        self._max_tokens = None if value is None else positive_int(value, "max_tokens", MAX_TOKENS_HINT)
+
+    @property
+    def tool_profile(self) -> str:
+        """auto | full | lean: which tool table and system prompt a prompt gets
+        (tools/profiles.py); auto is lean for models with a small context window."""
+        return self._tool_profile
+
+    @tool_profile.setter
+    def tool_profile(self, value: str) -> None:
+        self._tool_profile = check_profile(value)
+
     def request_params(self, choice: ModelChoice) -> dict[str, Any]:
-        """litellm keyword arguments of one prompt: the stream timeout, the Forge's extra
-        kwargs, then the chosen model's (an api_base, a key)."""
-        base = {} if self.stream_timeout is None else {"stream_timeout": self.stream_timeout}
-        return {**base, **self.litellm_kwargs, **choice.params}
+        """litellm keyword arguments of one prompt: the stream timeout and output limit, the
+        Forge's extra kwargs, then the chosen model's (an api_base, a key); a server at an
+        api_base with no key configured gets a placeholder (models.with_key)."""
+        base: dict[str, Any] = {} if self.stream_timeout is None else {"stream_timeout": self.stream_timeout}
+        if self.max_tokens is not None:
+            base["max_tokens"] = self.max_tokens
+        return with_key(choice.model, {**base, **self.litellm_kwargs, **choice.params})
 
     def run_config(self) -> RunConfig:
         return RunConfig(step_limit=self.step_limit, tool_timeout=self.tool_timeout, retry=self.retry)
 
     def scrubber(self, params: dict[str, Any]) -> Scrubber:
-        return Scrubber.from_environment(extra=[("api_key", params.get("api_key"))])
+        """What hides secrets in one prompt's rows, output and deltas: the environment's
+        secret variables, every key configured on a Forge, and the keys in ``params``."""
+        return Scrubber.from_environment(extra=secret_params(params))
 
     def output_dir(self, session_id: str) -> str:
         """Where full outputs of truncated tool results are saved for the session."""

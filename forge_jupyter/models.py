@@ -26,6 +26,12 @@ PROVIDER_DEFAULTS: tuple[tuple[str, str], ...] = (
 )
 DEMO_MODEL = "openai/forge-demo"
 OLLAMA_URL = "http://127.0.0.1:11434"
+# Sent as the key to a server at ``api_base`` when no key is configured: local OpenAI-compatible
+# servers (llama.cpp, vLLM, LM Studio) need none, but litellm's OpenAI client refuses to send a
+# request without one ("Missing credentials", reported as HTTP 500). Never stored, never shown.
+PLACEHOLDER_KEY = "sk-forge-no-key-needed"
+MAX_TOKENS_HINT = ("Give the most tokens one model step may generate, e.g. 2048 (Forge.max_tokens / "
+                   "FORGE_MAX_TOKENS / %%forge --max-tokens), or none for the model server's default.")
 
 
 @dataclass
@@ -88,3 +94,36 @@ def resolve(*candidates: tuple[str | None, str], probe_ollama: bool = True) -> M
         notice=("No model is configured and no provider key was found: using the OFFLINE DEMO "
                 "model. Set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY, or Forge.model, for real answers."),
     )
+
+
+def key_variables(model: str) -> list[str]:
+    """The environment variables litellm reads ``model``'s key from (``OPENAI_API_KEY``, …),
+    whether set or not; empty for a provider that needs none or that litellm does not know."""
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    known = [var for var, default in PROVIDER_DEFAULTS if default.split("/", 1)[0] == provider]
+    if known:
+        return known
+    from .llm import litellm
+
+    try:
+        return list(litellm().validate_environment(model=model).get("missing_keys") or [])
+    except Exception:
+        return []
+
+
+def with_key(model: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with a key for a server at ``api_base`` that has none configured:
+    ``FORGE_API_KEY`` if set, else ``PLACEHOLDER_KEY``. Unchanged when there is no api_base, a
+    key is given, or the provider's own variable is set (a proxy may need that one)."""
+    if not params.get("api_base") or params.get("api_key"):
+        return params
+    if os.environ.get("FORGE_API_KEY"):
+        return {**params, "api_key": os.environ["FORGE_API_KEY"]}
+    from .llm import litellm
+
+    try:
+        found = litellm().validate_environment(model=model, api_base=params["api_base"]).get(
+            "keys_in_environment")
+    except Exception:  # a provider litellm cannot check: assume the key is missing
+        found = False
+    return params if found else {**params, "api_key": PLACEHOLDER_KEY}

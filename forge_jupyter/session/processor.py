@@ -36,17 +36,32 @@ from ..model import (
     ToolPart,
     now,
 )
+from ..scrub import StreamScrubber, valid_data
 from ..tools.base import ToolContext
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
 from .durable import Checkpoints, SharedCommit
 from .recovery import close_open_parts
-from .retry import classify, describe, retry_after
+from .retry import classify, describe, describe_credentials, retry_after
 
 log = logging.getLogger(__name__)
 Outcome = Literal["continue", "stop", "compact"]
 ABORTED = "aborted: the run was stopped before this call finished"
 YIELD_EVERY = 0.02  # seconds of streaming between two turns of the event loop
+
+
+CUT_OFF_CALL = ("Not run: the reply was cut off at the output limit (finish: length) before the "
+                "step ended.")
+
+
+def _cut_off_note(request: llm.LLMRequest, calls: bool) -> str:
+    """What the person reads (and the model, next time) under a reply the limit cut off."""
+    limit = request.params.get("max_tokens")
+    at = f"max_tokens = {limit:,}" if isinstance(limit, int) else "the model server's own limit"
+    ran = " Its tool calls were not run." if calls else ""
+    return (f"Cut off at the output limit ({at}): this reply is incomplete.{ran} Send another "
+            "prompt to go on (\"continue\", or ask for smaller steps), or raise the limit: "
+            "Forge.max_tokens / FORGE_MAX_TOKENS / %%forge --max-tokens.")
 
 
 class _StreamFailed(Exception):
@@ -115,11 +130,13 @@ class Processor:
                         self._put(RetryPart(session_id=ctx.session.id, message_id=self.assistant.id,
                                             attempt=attempt, error=describe(exc), wait=wait))
                         ctx.bus.publish(SessionStatus(ctx.session.id, "retry", {
-                            "attempt": attempt, "wait": wait, "error": describe(exc)}))
+                            "attempt": attempt, "wait": wait,
+                            "error": self.writer.scrubber(describe(exc))}))
                         await asyncio.sleep(wait)
                         ctx.bus.publish(SessionStatus(ctx.session.id, "busy", {}))
                         continue
-                reason = describe(exc)
+                reason = (describe_credentials(exc, ctx.model, ctx.params)
+                          if kind == "credentials" else describe(exc))
                 if kind == "retry" and attempt > 1:
                     reason = f"gave up after {attempt} attempts — {reason}"
                 elif self._received and kind == "retry":
@@ -131,16 +148,24 @@ class Processor:
         # No flush here: each call's ``running`` row, arguments included, is made durable just
         # before it runs (``_run_tool``), so a crash mid-tool still finds the call in the store.
         outcome: Outcome = "stop"
+        # Cut off at the output limit: the run stops here, said so, and nothing of the step runs
+        # (a call may be cut mid-arguments; another step would likely be cut the same way).
+        cut_off = self._finish == "length" and not self.summary
         if self._calls and self.summary:
             for part in self._calls:
                 self._fail_tool(part, "A summary must not call tools; the call was not run.")
+        elif self._calls and cut_off:
+            for part in self._calls:
+                self._fail_tool(part, CUT_OFF_CALL + (
+                    f" Its arguments are incomplete JSON: {part.raw_input[:200]!r}."
+                    if part.raw_input is not None else ""))
         elif self._calls:
             await self._run_tools()
             outcome = "continue"
             self._finish = "tool-calls"
         finish = self._finish
         error = None
-        stop_note = None
+        stop_note = _cut_off_note(request, bool(self._calls)) if cut_off else None
         doom = next((p for p in self._calls if p.metadata.get("doom_loop")), None)
         if doom is not None:
             outcome, finish = "stop", "doom-loop"
@@ -206,7 +231,8 @@ class Processor:
                     part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
                     self._tools[ev.index] = part
                 try:
-                    args = json.loads(ev.arguments) if ev.arguments.strip() else {}
+                    # valid: a JSON escape like "\ud800" decodes to a lone surrogate
+                    args = valid_data(json.loads(ev.arguments)) if ev.arguments.strip() else {}
                 except ValueError:
                     args = None
                 if isinstance(args, dict):
@@ -274,9 +300,8 @@ class Processor:
             self._fail_tool(part, f"Unknown tool {name!r}. Available tools: {available}.")
             return
         if part.raw_input is not None:
-            cut = " The answer was cut off by the output limit (finish: length)." if self._finish == "length" else ""
             self._fail_tool(part, f"The arguments for {part.tool} are not valid JSON: "
-                                  f"{part.raw_input[:200]!r}.{cut} Call the tool again with a JSON object.")
+                                  f"{part.raw_input[:200]!r}. Call the tool again with a JSON object.")
             return
         problems = tool.validation_errors(part.input)
         if problems:
@@ -304,35 +329,45 @@ class Processor:
             self._fail_tool(part, f"{part.tool} was not run: its call could not be saved to the "
                                   f"store ({type(exc).__name__}: {exc}).")
             return
-        scrub = ctx.scrub
+        scrub = self.writer.scrubber
+        live: dict[str, StreamScrubber] = {}  # printed output, scrubbed as it streams
+
+        def emit(stream: str, text: str) -> None:
+            shown = (live.get(stream) or live.setdefault(stream, scrub.stream())).feed(text)
+            if shown:
+                ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, shown))
+
         tctx = ToolContext(
             session_id=ctx.session.id, message_id=self.assistant.id, call_id=part.call_id,
             part_id=part.id, forge=ctx.forge, root=ctx.session.directory,
-            output_dir=ctx.output_dir,
-            emit_output=lambda stream, text: ctx.bus.publish(
-                ToolOutput(ctx.session.id, part.id, stream, scrub(text) or "")),
-            extra={"ctx": ctx},
+            output_dir=ctx.output_dir, emit_output=emit, extra={"ctx": ctx},
         )
         timeout = tool.timeout or ctx.config.tool_timeout
         try:
-            result = await asyncio.wait_for(tool.run(part.input, tctx), timeout)
+            try:
+                result = await asyncio.wait_for(tool.run(part.input, tctx), timeout)
+            finally:  # what the stream held back, before the call's final row
+                for stream, scrubbed in list(live.items()):
+                    if rest := scrubbed.flush():
+                        ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, rest))
         except TimeoutError:
             self._fail_tool(part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
             return
         except asyncio.CancelledError:
             raise
         except ToolError as exc:  # the tool's own words (a traceback, a refusal)
-            cut = truncate(scrub(str(exc)) or "", output_dir=ctx.output_dir, name=part.id)
+            cut = truncate(str(exc), output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
             self._fail_tool(part, cut.text)
             return
         except Exception as exc:  # a tool's failure is the model's information, not a crash
             self._fail_tool(part, scrub(f"{type(exc).__name__}: {exc}") or "")
             return
-        # The tool ran; only what the model (and the store) sees is cut and scrubbed.
+        # The tool ran; only what the model (and the store) sees is cut and scrubbed — the
+        # full output saved on disk too.
         if "truncated" in result.metadata:  # the tool cut its own output (a stream)
             cut = Truncated(scrub(result.output) or "", False, 0, 0)
         else:
-            cut = truncate(scrub(result.output) or "", output_dir=ctx.output_dir, name=part.id)
+            cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
         part.state, part.output, part.time_end = "completed", cut.text, now()
         part.title = result.title
         part.metadata.update(result.metadata)

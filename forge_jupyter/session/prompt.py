@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import llm
-from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_number
+from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_int, positive_number
 from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
+from ..models import MAX_TOKENS_HINT
+from ..scrub import valid_text
 from . import compaction, runner
 from .context import RunContext
 from .loop import run_loop
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
 @contextlib.asynccontextmanager
 async def _running(session: Session, *, model: str | None, agent: str | None,
                    tools: dict[str, bool] | None, permissions: list[Any] | None,
-                   budget: float | None, new_text: str | None) -> AsyncIterator[RunContext]:
+                   budget: float | None, new_text: str | None,
+                   max_tokens: int | None = None) -> AsyncIterator[RunContext]:
     """Take the session's runner (claim + lease), recover what a dead runner left open, read
     the model's view and build the run's context; release everything on the way out."""
     forge = session.forge
@@ -64,17 +67,20 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
         system = forge.system_prompt(agent_def, choice.model, turn_tools)
         if budget is not None and new_text is not None:
             _check_budget(choice.model, system, view, new_text, budget)
-        writer = Writer(forge.projection, forge.bus)
+        params = forge.request_params(choice)
+        if max_tokens is not None:  # this prompt's output limit wins over Forge.max_tokens
+            params = {**params, "max_tokens": max_tokens}
+        scrubber = forge.scrubber(params)  # secrets out of every row, delta and output
+        writer = Writer(forge.projection, forge.bus, scrubber)
         writer.adopt(view)
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
                                 data={"messages": [m.id for m in recovered]}))
-        params = forge.request_params(choice)
         ctx = RunContext(
             session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_def.name,
             system=system, tools=turn_tools, params=params, config=forge.run_config(),
             user_message_id="", budget=budget, forge=forge, view_ids=[m.id for m in view],
-            gate=forge.permission_gate(session, rules), scrub=forge.scrubber(params),
+            gate=forge.permission_gate(session, rules), scrub=scrubber,
             output_dir=forge.output_dir(sid), prepare=forge.prepare_request,
             compaction_ratio=forge.compaction_ratio, char_budget=forge.char_budget,
             permissions=rules,
@@ -154,14 +160,23 @@ async def prompt_async(
     origin: dict[str, Any] | None = None,
     files: list[str] | None = None,
     permissions: list[Any] | None = None,
+    max_tokens: int | None = None,
 ) -> Message:
-    """Answer ``text`` in ``session``; returns the finished assistant message."""
+    """Answer ``text`` in ``session``; returns the finished assistant message.
+
+    The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
+    secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
+    the person pasted a key (a key the code needs belongs in an environment variable)."""
+    text = valid_text(text)
+    files = [valid_text(f) for f in files or ()]
+    if max_tokens is not None:  # refused before anything is claimed, read or written
+        max_tokens = positive_int(max_tokens, "max_tokens", MAX_TOKENS_HINT)
     if budget is not None:  # refused before anything is claimed, read or written
         budget = positive_number(budget, "budget", "Give the most this prompt may spend in US "
                                  "dollars, e.g. budget=0.25 (%%forge --budget 0.25), or no "
                                  "budget for no limit.")
     async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
-                        budget=budget, new_text=text) as ctx:
+                        budget=budget, new_text=text, max_tokens=max_tokens) as ctx:
         sid = session.id
         user = Message(session_id=sid, role="user", status="completed", agent=ctx.agent,
                        model=ctx.model, completed_at=now(), origin=origin,

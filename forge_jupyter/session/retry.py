@@ -11,10 +11,18 @@ from ..errors import ModelTimeout
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
-Kind = Literal["retry", "context", "fatal"]
+Kind = Literal["retry", "context", "credentials", "fatal"]
 _CONNECTION_ERRORS = frozenset({"APIConnectionError", "Timeout", "APITimeoutError",
                                 "RemoteProtocolError", "ReadError", "ConnectError", "ReadTimeout"})
 _NOISE = re.compile(r"^(litellm\.)?\w+(Error|Exception|Timeout)(:| -)\s*")
+# A key that is missing or refused. litellm reports the OpenAI client's own "Missing
+# credentials" (no key at all: nothing was sent) as InternalServerError, HTTP 500 — retried
+# like an overload, five times for ~12 s, until these words are read first.
+_CREDENTIALS = re.compile(
+    r"missing credentials|missing [\w ]{0,20}api[ _-]?key|no api[ _-]?key|"
+    r"(invalid|incorrect|wrong|expired|revoked) (x-)?api[ _-]?key|api[ _-]?key (is )?"
+    r"(missing|required|not (set|provided|valid))|invalid_api_key|api_key client option must be set",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,8 @@ def classify(exc: BaseException) -> Kind:
     name = type(exc).__name__
     if isinstance(exc, ModelTimeout):  # no byte for stream_timeout seconds: a hung server, transient
         return "retry"
+    if credentials_refused(exc):  # the same key fails the same way every time: never retried
+        return "credentials"
     if name == "ContextWindowExceededError" or "context window" in str(exc).lower():
         return "context"
     if name == "MidStreamFallbackError":
@@ -66,6 +76,20 @@ def classify(exc: BaseException) -> Kind:
     if status is None and isinstance(exc, ConnectionError | TimeoutError):
         return "retry"
     return "fatal"
+
+
+def credentials_refused(exc: BaseException) -> bool:
+    """A missing, wrong or refused key: HTTP 401/403, litellm's AuthenticationError or
+    PermissionDeniedError, or a message that says so (under whatever status litellm gives it)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:  # and whatever litellm wrapped
+        seen.add(id(exc))
+        if type(exc).__name__ in ("AuthenticationError", "PermissionDeniedError"):
+            return True
+        if _status(exc) in (401, 403) or _CREDENTIALS.search(str(exc)):
+            return True
+        exc = getattr(exc, "original_exception", None)  # type: ignore[assignment]
+    return False
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -102,6 +126,35 @@ def describe(exc: BaseException) -> str:
     status = _status(exc)
     head = type(exc).__name__ + (f" (HTTP {status})" if status else "")
     return f"{head}: {_words(exc)}"
+
+
+def describe_credentials(exc: BaseException, model: str, params: dict[str, Any]) -> str:
+    """A missing or refused key: what happened, in the provider's words, and what to set —
+    the provider's variable, or for a local server Forge.api_base and FORGE_API_KEY."""
+    import os
+
+    from ..models import PLACEHOLDER_KEY, key_variables
+
+    names = key_variables(model)
+    var = " or ".join(names) or "the provider's API key variable"
+    status = _status(exc)
+    said = f"(HTTP {status}: {_words(exc)})" if status not in (None, 500) else f"({_words(exc)})"
+    key = params.get("api_key")
+    if params.get("api_base"):
+        if key == PLACEHOLDER_KEY:
+            return (f"the model server at Forge.api_base wants an API key and none is set {said}. "
+                    f"Set FORGE_API_KEY to that server's key (or {var}).")
+        return (f"the model server at Forge.api_base refused the API key {said}. Check "
+                f"FORGE_API_KEY (or {var}, or Forge(api_key=…)), or unset it if the server "
+                "needs no key.")
+    if not key and not any(os.environ.get(n) for n in names):  # litellm sent nothing
+        return (f"no API key for {model}: nothing was sent ({_words(exc)}). Set {var}; or, for a local "
+                "OpenAI-compatible server that needs no key, set Forge.api_base (FORGE_API_BASE) "
+                "to its URL — a placeholder key is sent then (FORGE_API_KEY if it wants one).")
+    where = "the key given as Forge(api_key=…)" if key else var
+    return (f"the model server refused the API key {said}. Check {where}; for a key-less "
+            "local server set Forge.api_base (FORGE_API_BASE) instead, and FORGE_API_KEY if it "
+            "wants a key.")
 
 
 def _words(exc: BaseException) -> str:

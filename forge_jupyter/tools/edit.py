@@ -7,14 +7,11 @@ from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .paths import path_subject
 from .write import Target, changed, read_text, target
 
-DESCRIPTION = """Replace text in a file: `old_string` must match the file exactly (every space,
-tab and line break; copy it from read's output without the line-number prefix).
-- path: relative to the session's root directory; paths outside the root are refused.
-- old_string must occur exactly once, unless replace_all is true (then every occurrence is
-  replaced). Not found, or found several times, is an error saying what to do; include a few
-  surrounding lines to make old_string unique.
-- An empty old_string creates a file that does not exist yet with new_string as its text.
-The result reports the lines added and removed."""
+DESCRIPTION = """Replace `old_string` with `new_string` in a file under the session's root. \
+old_string must match exactly (every space, tab and line break; copy it from read's output \
+without the line-number prefix) and occur once — include surrounding lines to make it unique — \
+unless replace_all. An empty old_string creates a new file. Reports the lines added and \
+removed."""
 
 
 def _line_of(text: str, pos: int) -> int:

@@ -17,15 +17,11 @@ from .paths import (
 )
 from .truncate import MAX_ENTRIES, and_more
 
-DESCRIPTION = f"""Find files by path pattern, newest (most recently modified) first.
-- pattern: `*` matches within a name, `**` across directories, `?` one character, `[abc]`
-  one of a set, `{{a,b}}` alternatives. A pattern without `/` matches file names at any depth
-  (`*.py` finds every Python file); with `/` it matches the path from the search directory
-  (`src/*.py`: directly in src; `src/**/*.py`: anywhere under it).
-- path: the directory to search, relative to the session's root (default: the root); paths
-  outside the root are refused.
-Never descends into {", ".join(sorted(SKIP_DIRS))}. Prints paths relative to the root, the first
-{MAX_ENTRIES} then "… and N more". To search file contents use grep."""
+DESCRIPTION = f"""Find files under the session's root by path pattern, newest first: `*` \
+within a name, `**` across directories, `?` one character, `[abc]` a set, `{{a,b}}` \
+alternatives; a pattern without `/` matches file names at any depth. Skips \
+{", ".join(sorted(SKIP_DIRS))}. Shows the first {MAX_ENTRIES} paths, relative to the root, \
+then "… and N more"."""
 
 
 def _translate(pattern: str) -> str:
@@ -99,7 +95,7 @@ def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult
     """Find files by path pattern, newest first.
 
     pattern: Glob pattern, e.g. `**/*.csv` or `data/*.parquet`.
-    path: Directory to search, relative to the root (default: the root).
+    path: Directory to search, relative to the root.
     """
     root = session_root(ctx, "glob")
     base = resolve_inside(root, path, must_exist=True)

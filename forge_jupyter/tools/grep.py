@@ -20,17 +20,11 @@ from .paths import (
 )
 from .truncate import MAX_ENTRIES, MAX_LINE_CHARS, and_more, cut_line, plural
 
-DESCRIPTION = f"""Search file contents for a regular expression (Python `re` syntax, matched
-line by line; `(?i)` at the start ignores case).
-- pattern: the regular expression.
-- path: a directory (searched recursively) or one file, relative to the session's root
-  (default: the root); paths outside the root are refused.
-- include: a glob limiting which files are searched, e.g. `*.py` or `src/**/*.{{ts,tsx}}`
-  (without `/` it matches file names at any depth).
-Prints `path:line: text` (paths relative to the root, lines numbered from 1) in path order,
-the first {MAX_ENTRIES} matches then "… and N more"; a matched line longer than
-{MAX_LINE_CHARS:,} characters is cut (and only a line's first MB is searched). Skips binary files and never descends into
-{", ".join(sorted(SKIP_DIRS))}. To read around a match, use read with offset = line - 1."""
+DESCRIPTION = f"""Search file contents under the session's root for a regular expression, line \
+by line (`(?i)` at the start ignores case). Prints `path:line: text` in path order, the first \
+{MAX_ENTRIES} matches then "… and N more"; a matched line over {MAX_LINE_CHARS:,} characters is \
+cut. Skips binary files and {", ".join(sorted(SKIP_DIRS))}. To read around a match: read with \
+offset = line - 1."""
 
 _SEARCH_CAP = 1 << 20  # bytes of one line searched; the rest of a longer line is not
 
@@ -40,8 +34,8 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
     """Search file contents for a regular expression.
 
     pattern: Regular expression (Python `re` syntax).
-    path: Directory or file to search, relative to the root (default: the root).
-    include: Glob of the files to search, e.g. `*.py`.
+    path: Directory (searched recursively) or file, relative to the root.
+    include: Glob of the files to search, e.g. `*.py` (without `/`: names at any depth).
     """
     root = session_root(ctx, "grep")
     try:

@@ -90,10 +90,9 @@ def history_tool() -> Tool:
     return Tool(
         name="history",
         description=(
-            "Page through this session's earlier messages that were compacted out of your view "
-            "(they are kept, only summarized for you). Without arguments: the first 20, one line "
-            "each; use offset/limit to page, or message_id to read one message in full. "
-            "part_id reads back a tool output that was pruned from your view."
+            "Page through this session's earlier messages that were compacted out of your view. "
+            "Without arguments: the first 20, one line each; offset/limit page on; message_id "
+            "reads one message in full; part_id reads back a tool output pruned from your view."
         ),
         parameters={
             "type": "object",

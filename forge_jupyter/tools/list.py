@@ -10,21 +10,17 @@ from .glob import GlobPattern
 from .paths import display_path, path_subject, resolve_inside, session_root
 from .truncate import MAX_ENTRIES, and_more, plural
 
-DESCRIPTION = f"""List one directory (not recursive): directories first, then files, each in name
-order. Directories end with `/`; a symbolic link shows where it points (`name -> target`).
-- path: relative to the session's root directory (default: the root itself); paths outside
-  the root are refused.
-- ignore: glob patterns of entries to leave out (e.g. ["*.pyc", "build"]); a pattern without
-  `/` matches entry names.
-Shows the first {MAX_ENTRIES} entries, then "… and N more". To find files by name at any depth
-use glob; to search their contents use grep."""
+DESCRIPTION = f"""List one directory under the session's root (not recursive): directories \
+first (ending in `/`), then files, by name; a link shows `name -> target`. Shows the first \
+{MAX_ENTRIES} entries, then "… and N more". To find files at any depth use glob; to search \
+their contents, grep."""
 
 
 def list_directory(path: str = ".", ignore: list[str] | None = None, *, ctx: ToolContext) -> ToolResult:
     """List one directory.
 
-    path: Directory to list, relative to the root (default: the root).
-    ignore: Glob patterns of entries to leave out.
+    path: Directory to list, relative to the root.
+    ignore: Glob patterns of entries to leave out, e.g. ["*.pyc", "build"].
     """
     root = session_root(ctx, "list")
     target = resolve_inside(root, path, must_exist=True)

@@ -230,7 +230,7 @@ def python_tool() -> Tool:
             "variables and DataFrames are available, and variables you define stay. Returns "
             "what the code prints (stdout and stderr), the repr of the last expression's value, "
             "a one-line summary of each image or plot (the person sees the plot itself), or the "
-            "traceback if it raised. Output over 2,000 lines or 50 KB is cut and saved to a file."
+            "traceback if it raised."
         ),
         parameters={
             "type": "object",

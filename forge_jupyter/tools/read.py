@@ -20,17 +20,11 @@ from .paths import (
 )
 from .truncate import MAX_BYTES, MAX_LINE_CHARS, READ_PAGE, cut_line, format_bytes, utf8_len
 
-DESCRIPTION = f"""Read a text file, its lines numbered like `cat -n` (line number, tab, text).
-
-- path: relative to the session's root directory; paths outside the root (`..`, absolute
-  paths elsewhere, symbolic links out of it) are refused. The one exception: the files where
-  truncated tool outputs are saved, which you may read at the absolute path a truncation
-  notice gives.
-- offset: how many lines to skip (0 = from line 1; offset=2000 starts at line 2001).
-- limit: how many lines to show (default {READ_PAGE:,}).
-Any line longer than {MAX_LINE_CHARS:,} characters is cut, with a marker. One call shows at
-most {format_bytes(MAX_BYTES)}; when there is more, the result ends with the offset to pass
-next. Binary files are refused; directories are for `list`."""
+DESCRIPTION = f"""Read a text file under the session's root, its lines numbered like `cat -n`. \
+Lines over {MAX_LINE_CHARS:,} characters are cut; one call shows at most \
+{format_bytes(MAX_BYTES)} and then says which offset to pass next. Binary files are refused; \
+directories are for `list`. A cut tool result's saved output can be read at the absolute path \
+its notice gives."""
 
 # A line of MAX_LINE_CHARS characters takes at most 4 bytes a character in UTF-8.
 _LINE_CAP = 4 * MAX_LINE_CHARS + 4
@@ -39,8 +33,8 @@ _LINE_CAP = 4 * MAX_LINE_CHARS + 4
 def read(path: str, offset: int = 0, limit: int = READ_PAGE, *, ctx: ToolContext) -> ToolResult:
     """Read a text file, a page of numbered lines at a time.
 
-    path: File to read, relative to the root directory.
-    offset: Lines to skip (0 = start at line 1).
+    path: File to read, relative to the root.
+    offset: Lines to skip (0 = from line 1).
     limit: Lines to show.
     """
     root = session_root(ctx, "read")

@@ -49,17 +49,17 @@ def task_tool() -> Tool:
     return Tool(
         name="task",
         description=(
-            "Delegate a self-contained job to a subagent that works in its own child session "
-            "and returns its final answer. Give it everything it needs in `prompt` (it does not "
-            "see this conversation). `agent`: 'plan' (read-only, the default) or another "
-            "configured agent."
+            "Delegate a self-contained job to a subagent in its own child session; returns its "
+            "final answer. It does not see this conversation: `prompt` must hold everything it "
+            "needs."
         ),
         parameters={
             "type": "object",
             "properties": {
                 "description": {"type": "string", "description": "a few words: what the job is"},
                 "prompt": {"type": "string", "description": "the full instructions"},
-                "agent": {"type": "string"},
+                "agent": {"type": "string",
+                          "description": "'plan' (read-only, the default) or a configured agent"},
             },
             "required": ["description", "prompt"],
             "additionalProperties": False,

@@ -13,11 +13,9 @@ from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff
 from .paths import Located, ignores_case, locate, path_subject, session_root
 
-DESCRIPTION = """Create a file, or replace everything in an existing one, with `content`
-(written exactly as given, as UTF-8; missing parent directories are created).
-- path: relative to the session's root directory; paths outside the root are refused.
-To change part of an existing file prefer edit, which does not need the whole text. The
-result reports the lines added and removed."""
+DESCRIPTION = """Create a file under the session's root, or replace all of an existing one, with \
+`content` exactly as given (UTF-8; missing directories are created). To change part of a file \
+prefer edit. Reports the lines added and removed."""
 
 _STORE_FILES = ("the database", "the write-ahead log", "the lock file")
 

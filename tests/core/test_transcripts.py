@@ -45,7 +45,7 @@ def test_transcript_lands_in_the_store_as_the_wire_carried_it(path, make_forge, 
     final = session.prompt("replay this")  # never raises, whatever the stream did
 
     first = session.messages()[1]
-    texts = "".join(p.text for p in first.parts if p.type == "text")
+    texts = "".join(p.text for p in first.parts if p.type == "text" and not p.synthetic)
     assert _squash(texts) == _squash(wire.text)
     reasoning = "".join(p.text for p in first.parts if p.type == "reasoning")
     assert _squash(reasoning) == _squash(wire.reasoning)
@@ -63,7 +63,12 @@ def test_transcript_lands_in_the_store_as_the_wire_carried_it(path, make_forge, 
     if path.name in MID_STREAM_ERROR:
         assert first.status == "error" and "mid-stream" in first.error.message
         return
-    if wire.tool_calls:
+    if wire.finish_reason == "length":  # cut off at the output limit: marked, nothing runs
+        assert first.finish == "length" and final.id == first.id
+        assert "Cut off at the output limit" in first.text
+        assert all(p.state == "error" and "cut off at the output limit" in p.error
+                   for p in first.tool_parts)
+    elif wire.tool_calls:
         assert first.finish == "tool-calls" and final.text == "Thanks, done."
         bad = [c for c in wire.tool_calls if not c.valid_json]
         for part in first.tool_parts:

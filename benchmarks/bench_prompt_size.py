@@ -1,0 +1,77 @@
+"""What the model reads before the person says anything: the system prompt and the tool table
+(issue 12, item 15). Prints tokens per tool and in all, side by side: the recorded baseline
+(benchmarks/data/prompt_baseline.json, the build agent's prompt and builtin tools before the
+cut), today's full profile, and the lean profile.
+
+    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/bench_prompt_size.py
+
+Counted offline with litellm's tokenizer for gpt-4o (tiktoken o200k). A tool is counted as the
+compact JSON of its definition (what chat templates such as Qwen's or Llama's put in the prompt);
+"request" is litellm's count of a system message plus the tool table. Local models' tokenizers
+and templates differ: the same baseline measured ~2,980 tokens on a llama.cpp server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from forge_jupyter import Forge, llm  # noqa: E402
+
+COUNTING_MODEL = "gpt-4o"
+MODEL = "openai/local-model"  # unknown to litellm: the profile is what the setting says
+WINDOW = 8_192  # the local model of the issue
+BASELINE = Path(__file__).parent / "data" / "prompt_baseline.json"
+
+
+def tokens(text: str) -> int:
+    return llm.litellm().token_counter(model=COUNTING_MODEL, text=text)
+
+
+def measure(system: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    per_tool = {t["function"]["name"]: tokens(json.dumps(t)) for t in tools}
+    request = llm.litellm().token_counter(
+        model=COUNTING_MODEL, messages=[{"role": "system", "content": system}], tools=tools or None)
+    return {"system": tokens(system), "tools": per_tool, "request": request}
+
+
+def current(profile: str) -> dict[str, Any]:
+    forge = Forge(db=":memory:", tool_profile=profile, load_plugins=False,
+                  namespace={"get_ipython": lambda: None})  # the prompt as in a kernel
+    session = forge.session("bench")
+    agent = forge.agents.get("build")
+    rules = forge.turn_permissions(session, agent)
+    table = forge.tools_for_turn(MODEL, rules)
+    system = forge.system_prompt(agent, MODEL, table)
+    forge.close()
+    return measure(system, [t.definition() for t in table.values()])
+
+
+def main() -> None:
+    baseline = json.loads(BASELINE.read_text())
+    columns = {"baseline": measure(baseline["system"], baseline["tools"]),
+               "full": current("full"), "lean": current("lean")}
+    names = list(columns["baseline"]["tools"])
+    print(f"{'tokens (gpt-4o tokenizer)':<28}" + "".join(f"{c:>10}" for c in columns))
+    print(f"{'system prompt':<28}" + "".join(f"{m['system']:>10}" for m in columns.values()))
+    for name in names:
+        cells = [m["tools"].get(name) for m in columns.values()]
+        print(f"{'tool ' + name:<28}" + "".join(f"{'—' if c is None else c:>10}" for c in cells))
+    sums = [m["system"] + sum(m["tools"].values()) for m in columns.values()]
+    print(f"{'system + tools (JSON)':<28}" + "".join(f"{s:>10}" for s in sums))
+    print(f"{'request (litellm count)':<28}" + "".join(f"{m['request']:>10}" for m in columns.values()))
+    share = [m["request"] / WINDOW for m in columns.values()]
+    print(f"{'share of an 8k window':<28}" + "".join(f"{s:>10.0%}" for s in share))
+    base = columns["baseline"]["request"]
+    for name in ("full", "lean"):
+        now = columns[name]["request"]
+        print(f"{name}: {now:,} tokens, {now / base:.2f}× the baseline's {base:,} "
+              f"({base - now:,} fewer)")
+
+
+if __name__ == "__main__":
+    main()
