@@ -201,12 +201,11 @@ def sql_tool() -> Tool:
     return Tool(
         name="sql",
         description=(
-            "Run one read-only DuckDB SQL query. Every DataFrame in the notebook is a table "
-            "under its variable name; files in the working directory can be read with "
-            "read_csv('path'), read_parquet('path'), read_json('path') (paths relative to the "
-            "working directory, as quoted strings; wildcards work). Returns at most 100 rows "
-            "and the total row count. Anything that writes (INSERT, COPY TO, ATTACH, CREATE, "
-            "EXPLAIN ANALYZE…) is refused."
+            "Run one read-only DuckDB query. Every DataFrame in the notebook is a table under "
+            "its variable name; files under the session's root are read with read_csv('path'), "
+            "read_parquet('path') or read_json('path') (relative, quoted; wildcards work). "
+            "Returns at most 100 rows and the total row count; statements that write are "
+            "refused."
         ),
         parameters={
             "type": "object",
