@@ -3,7 +3,7 @@
 An export is one JSON document: the session, its timeline in order (each message with its
 parts), and its events. Writing is atomic (a temp file beside the target, fsync, rename), so
 a reader never sees half a file. Known secret values are scrubbed from every string
-(``secrets.Scrubber``), and tool calls left unfinished (a crashed run) are closed as errors,
+(``scrub.Scrubber``), and tool calls left unfinished (a crashed run) are closed as errors,
 the message marked ``interrupted``: an export never carries an orphaned call.
 
 An import validates the whole file first — the JSON, every message and part, and the
@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from .errors import DuplicateId, ForgeError
 from .ids import new_id
 from .model import Event, Message, SessionInfo, now, part_from_json
-from .secrets import Scrubber
+from .scrub import Scrubber
 from .session.recovery import close_open_parts
 from .store.base import AppendMessage, Op, PutEvent, PutMessage, PutPart, Store
 from .store.memory import MemoryStore
@@ -75,14 +75,32 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
 
 
 def scrub(value: Any, scrubber: Scrubber) -> Any:
-    """``value`` (JSON data) with known secret values replaced in every string."""
-    if isinstance(value, str):
-        return scrubber(value)
-    if isinstance(value, list):
-        return [scrub(v, scrubber) for v in value]
-    if isinstance(value, dict):
-        return {k: scrub(v, scrubber) for k, v in value.items()}
-    return value
+    """``value`` (JSON data) with secrets replaced in every string."""
+    return scrubber.data(value)
+
+
+def scrub_table(table: Any, scrubber: Scrubber) -> Any:
+    """An Arrow table with secrets replaced in its text columns. Arrow's own regex engine
+    picks the few values that may hold one (``Scrubber.triggers``); only those are scrubbed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    triggers = scrubber.triggers()
+    for i, field in enumerate(table.schema):
+        if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            continue
+        if field.name.endswith("_id"):  # ids are made here, never text from outside
+            continue
+        column = table.column(i).combine_chunks()
+        mask = pc.fill_null(pc.match_substring_regex(column, triggers, ignore_case=True), False)
+        if not pc.any(mask).as_py():
+            continue
+        values = pc.filter(column, mask).to_pylist()
+        clean = [scrubber(v) for v in values]
+        if clean != values:
+            column = pc.replace_with_mask(column, mask, pa.array(clean, type=field.type))
+            table = table.set_column(i, field, column)
+    return table
 
 
 def close_orphans(messages: list[Message], reason: str) -> tuple[list[Message], list[str]]:
@@ -279,4 +297,5 @@ def export_parquet(store: Store, view_name: str, path: str | os.PathLike[str]) -
     fields = [pa.field(f.name, pa.timestamp(f.type.unit, "UTC"))
               if pa.types.is_timestamp(f.type) and f.type.tz else f for f in table.schema]
     table = table.cast(pa.schema(fields))
+    table = scrub_table(table, Scrubber.from_environment())  # rows stored before scrubbing too
     return atomic_write(path, lambda f: pq.write_table(table, f))

@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import ModelTimeout
 from .model import Message, Tokens, ToolPart
+from .scrub import valid_text
 
 _litellm: Any = None
 
@@ -165,6 +166,7 @@ class ChunkNormalizer:
         if delta is not None:
             reasoning = getattr(delta, "reasoning_content", None)
             if reasoning:
+                reasoning = valid_text(reasoning)  # a "\ud800" on the wire is a lone surrogate
                 self._switch("reasoning", out)
                 out.append(ReasoningDelta(reasoning))
                 self.reasoning_out.append(reasoning)
@@ -177,6 +179,7 @@ class ChunkNormalizer:
                         self.signature = sig
             content = delta.content
             if content:
+                content = valid_text(content)
                 self._switch("text", out)
                 out.append(TextDelta(content))
                 self.text_out.append(content)
@@ -212,9 +215,9 @@ class ChunkNormalizer:
         if call_id and not acc.call_id:  # later fragments may carry id "" — never overwrite
             acc.call_id = call_id
         if name and not acc.name:
-            acc.name = name
+            acc.name = valid_text(name)
         if arguments:
-            acc.arguments.append(arguments)
+            acc.arguments.append(valid_text(arguments))
         if not acc.announced and acc.name:
             acc.announced = True
             if not acc.call_id:

@@ -6,20 +6,36 @@ never written fragment by fragment. The writer also refuses late writes to a fin
 or part before they reach any store, and keeps the session's messages in memory for the run
 that owns it (the runner lease makes it the only writer), so each model step reads its view
 without a database round trip.
+
+It is also where text is made safe (DESIGN §5): every full row — message, part, event — is
+scrubbed of secrets and made valid Unicode before it reaches the store, the mirror (the
+model's next view) or the bus; a text part still streaming is stored only up to where no
+secret can be cut in half. Deltas are scrubbed as a stream: what could still be the start of a
+secret (the unfinished word, or the rest of a line that opened ``password: "…``) is held back
+until it is whole, and the part's full row replaces what the deltas showed.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..bus import Bus, EventRecorded, MessageUpdated, PartDelta, PartUpdated
 from ..errors import Immutable
-from ..model import Event, Message, Part
+from ..model import Event, Message, Part, ReasoningPart, TextPart
+from ..scrub import Scrubber, StreamScrubber
 from ..store.projection import Projection
+
+# Fields that hold ids and states, never text from outside: not scrubbed.
+_STRUCTURAL = frozenset({"id", "session_id", "message_id", "parent_id", "type", "role", "status",
+                         "state", "call_id", "parts", "created_at", "completed_at"})
 
 
 class Writer:
-    def __init__(self, projection: Projection, bus: Bus) -> None:
+    def __init__(self, projection: Projection, bus: Bus, scrubber: Scrubber | None = None) -> None:
         self.projection = projection
         self.bus = bus
+        self.scrubber = scrubber or Scrubber.from_environment()
+        self._live: dict[str, StreamScrubber] = {}  # per streaming part: deltas, scrubbed
         self._messages: dict[str, Message] = {}  # the in-memory mirror, by id
         self._terminal: set[str] = set()
 
@@ -44,10 +60,10 @@ class Writer:
                 f"message {message.id} already finished; a finished message never changes"
             )
         known = self._messages.get(message.id)
-        parts = list(message.parts) if known is None else list(known.parts)
-        row = message.row()
+        parts = [self.clean(p) for p in message.parts] if known is None else list(known.parts)
+        row = self.clean(message.row())
         self.projection.put_message(row)
-        for p in message.parts if known is None else ():
+        for p in parts if known is None else ():
             self.projection.put_part(p)
         mirrored = row.model_copy(update={"parts": parts})
         self._messages[message.id] = mirrored
@@ -67,6 +83,9 @@ class Writer:
                 f"message {part.message_id} already finished; its parts never change"
             )
         snapshot = part.model_copy(deep=True)  # nested dicts too: metadata, input
+        snapshot = self.clean(snapshot)
+        if snapshot.is_terminal:
+            self._live.pop(part.id, None)
         owner = self._messages.get(part.message_id)
         index = None
         if owner is not None:
@@ -86,16 +105,36 @@ class Writer:
         return snapshot
 
     def part_delta(self, part: Part, field: str, delta: str) -> None:
-        """Broadcast a streamed fragment. Never stored: the full row lands at the block's end."""
+        """Broadcast a streamed fragment, scrubbed (what may still become a secret waits for
+        the next one). Never stored: the full row lands at the block's end."""
         bus = self.bus
         if bus.has_subscribers:
-            bus.publish(PartDelta(part.session_id, part.message_id, part.id, field, delta))
+            live = self._live.get(part.id)
+            if live is None:
+                live = self._live[part.id] = self.scrubber.stream()
+            shown = live.feed(delta)
+            if shown:
+                bus.publish(PartDelta(part.session_id, part.message_id, part.id, field, shown))
 
     def record(self, event: Event) -> Event:
         """Append an event row (compaction, fork, permission, abort, …)."""
+        event = self.clean(event)
         self.projection.put_event(event)
         self.bus.publish(EventRecorded(event))
         return event
+
+    def clean(self, row: Any) -> Any:
+        """``row`` (a message, part or event) scrubbed and valid; the same object if it was."""
+        scrubber = self.scrubber
+        streamed = isinstance(row, TextPart | ReasoningPart)
+        if streamed and not row.is_terminal and row.text:
+            row = row.model_copy(update={"text": scrubber.safe_prefix(row.text)})
+        clean = scrubber.row(row, _STRUCTURAL)
+        if streamed and clean is not row and clean.text != row.text and "signature" in clean.metadata:
+            # A provider's signature covers the reasoning as it was written; scrubbed, the
+            # block can no longer be sent back as signed, so it is not (llm.to_model_messages).
+            clean.metadata = {k: v for k, v in clean.metadata.items() if k != "signature"}
+        return clean
 
     def flush(self) -> int:
         return self.projection.flush()

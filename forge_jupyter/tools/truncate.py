@@ -4,6 +4,10 @@ Over the limit (2,000 lines or 50 KB, whichever comes first) the head is kept, w
 only, and the full output is saved as ``<output_dir>/<name>.txt``; a footer says how much was
 cut, where the rest is and how to page through it with ``read``. The tool did run; only what
 the model sees is cut.
+
+Everything written is scrubbed of secrets and made valid Unicode first (``scrub.Scrubber``, the
+environment's unless one is given), line by line as it streams: neither the head the model
+sees nor the file on disk ever holds a key the output printed.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..scrub import Scrubber, valid_text
 from .paths import AtomicFile
 
 MAX_LINES = 2000
@@ -20,7 +25,7 @@ MAX_BYTES = 50 * 1024
 READ_PAGE = 2000  # the page size the footer suggests for read(limit=…)
 
 _CHUNK = 1 << 18  # characters encoded at a time, so a huge output is never encoded whole
-_ENCODING_ERRORS = "replace"  # a lone surrogate becomes "?" in the count and in the file alike
+_ENCODING_ERRORS = "replace"  # never needed (text is made valid first); never raise either
 
 
 @dataclass(frozen=True)
@@ -116,8 +121,11 @@ class BoundedOutput:
     """
 
     def __init__(self, output_dir: str | Path | None, name: str, *,
-                 max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> None:
+                 max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES,
+                 scrubber: Scrubber | None = None) -> None:
         self.output_dir = Path(output_dir) if output_dir is not None else None
+        # Whole lines are scrubbed; the unfinished one waits (a key may be cut across writes).
+        self._scrub = (scrubber or Scrubber.from_environment()).stream(lines=True)
         self.name = name
         self.max_lines, self.max_bytes = max_lines, max_bytes
         self._pieces: list[str] = []  # the whole output, while it is under the limit
@@ -140,18 +148,23 @@ class BoundedOutput:
     def write(self, s: str) -> int:
         if self._result is not None:
             raise ValueError("write() after result(): this output is finished")
+        for i in range(0, len(s), _CHUNK):  # a piece at a time: a huge string is never copied
+            self._take(self._scrub.feed(valid_text(s[i:i + _CHUNK])))
+        return len(s)
+
+    def _take(self, s: str) -> None:
+        """Count and keep (or save) scrubbed text."""
         if not s:
-            return 0
+            return
         self._newlines += s.count("\n")
         self._open_line = not s.endswith("\n")
         if self._head is not None:
             self._bytes += self._save(s)
-            return len(s)
+            return
         self._bytes += utf8_len(s)
         self._pieces.append(s)
         if self.lines > self.max_lines or self._bytes > self.max_bytes:
             self._spill()
-        return len(s)
 
     def _spill(self) -> None:
         need, prefix = self.max_bytes + 1, []  # a head of max_bytes holds at most as many chars
@@ -180,6 +193,7 @@ class BoundedOutput:
         """What the model sees; saves the full output first when it is over the limit."""
         if self._result is not None:
             return self._result
+        self._take(self._scrub.flush())
         if self._head is None:
             self._result = Truncated("".join(self._pieces), False, self.lines, self._bytes)
             return self._result
@@ -205,9 +219,12 @@ class BoundedOutput:
 
 
 def truncate(text: str, *, output_dir: str | Path | None, name: str,
-             max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> Truncated:
-    """``text`` cut to the global limit, the full text saved as ``<output_dir>/<name>.txt``."""
-    out = BoundedOutput(output_dir, name, max_lines=max_lines, max_bytes=max_bytes)
+             max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES,
+             scrubber: Scrubber | None = None) -> Truncated:
+    """``text`` scrubbed and cut to the global limit, the full text (scrubbed) saved as
+    ``<output_dir>/<name>.txt``."""
+    out = BoundedOutput(output_dir, name, max_lines=max_lines, max_bytes=max_bytes,
+                        scrubber=scrubber)
     out.write(text)
     return out.result()
 

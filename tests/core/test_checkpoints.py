@@ -70,7 +70,8 @@ def test_an_open_block_is_checkpointed_at_most_once_a_second_while_it_streams(
     assert stream_seconds > 1.5
     # a timer, not per delta: hundreds of deltas, one row a second at most
     assert 1 <= len(checkpoints) <= stream_seconds + 1
-    assert len([d for d in deltas if d.field == "text"]) >= 300
+    # (a piece with no space in it waits for the next one: the live view is scrubbed by word)
+    assert len([d for d in deltas if d.field == "text"]) >= 250
     gaps = [b[0] - a[0] for a, b in zip(checkpoints, checkpoints[1:], strict=False)]
     assert all(g >= 0.9 for g in gaps), gaps
     texts = [p.text for _, p in checkpoints]

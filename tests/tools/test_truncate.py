@@ -90,8 +90,10 @@ def test_a_lone_surrogate_is_counted_and_saved_as_a_replacement(tmp_path):
     text = "bad \udc80 byte\n" * 5000
     t = truncate(text, output_dir=tmp_path, name="surrogate")
     assert t.truncated
-    assert Path(t.saved_path).read_bytes() == text.encode("utf-8", "replace")
-    assert t.total_bytes == len(text.encode("utf-8", "replace"))
+    valid = "bad \ufffd byte\n" * 5000  # U+FFFD, as everywhere text enters (scrub.valid_text)
+    assert Path(t.saved_path).read_text(encoding="utf-8") == valid
+    assert t.total_bytes == len(valid.encode())
+    assert t.text.startswith("bad \ufffd byte\n")
 
 
 def test_streamed_output_under_the_limit_is_the_whole_text(tmp_path):
