@@ -42,6 +42,8 @@ class StreamScrubber:
         self._hold = scrubber._hold_lines if lines else scrubber._hold_words
 
     def feed(self, text: str) -> str:
+        if not text:
+            return ""
         s = self._carry + text if self._carry else text
         # The fast path: a piece with no place to cut in it only adds to what is held back.
         if not self._hold and len(s) <= HOLD_MAX and (
