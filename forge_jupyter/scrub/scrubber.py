@@ -84,6 +84,15 @@ def valid_data(value: Any) -> Any:
 # ------------------------------------------------------------------------------ scrubbing
 
 
+def _has_password(value: str) -> bool:
+    if "://" not in value or "@" not in value:
+        return False
+    try:
+        return bool(urlsplit(value).password)
+    except ValueError:
+        return False
+
+
 def _variants(value: str) -> set[str]:
     """The spellings a value takes in printed output: as is, JSON-escaped, in a repr,
     percent-encoded. Of a URL with a password, the password alone."""
@@ -124,9 +133,10 @@ class Scrubber:
 
     @classmethod
     def from_environment(cls, extra: Iterable[tuple[str, str | None]] = ()) -> Scrubber:
-        """The secrets of ``os.environ`` (by name), remembered keys, and ``extra`` pairs."""
-        found = tuple(sorted((k, v) for k, v in os.environ.items()
-                             if SECRET_NAME.search(k) and len(v) >= MIN_LENGTH))
+        """The secrets of ``os.environ`` (by name, or a URL's password in any variable),
+        remembered keys, and ``extra`` pairs."""
+        found = tuple(sorted((k, v) for k, v in os.environ.items() if len(v) >= MIN_LENGTH and (
+            SECRET_NAME.search(k) or _has_password(v))))  # REDIS_URL=redis://:pw@host too
         more = tuple(sorted((name, value) for value, name in _remembered.items()))
         more += tuple((k, v) for k, v in extra if isinstance(v, str) and len(v) >= MIN_LENGTH)
         return _cached(found + more)

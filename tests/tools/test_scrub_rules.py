@@ -101,6 +101,7 @@ def test_environment_variables_are_found_by_name_in_any_case(monkeypatch):
     monkeypatch.setenv("Service_Password", "MixedCase-pass-123")
     monkeypatch.setenv("SENTRY_DSN", "https://abc@o1.ingest.sentry.io/1")
     monkeypatch.setenv("GH_PAT", "abcdefghijkl")
+    monkeypatch.setenv("REDIS_URL", "redis://:r3d1s-pass@cache:6379/0")  # any name, a password
     monkeypatch.setenv("PUBLIC_NOTE", "not a secret at all")  # a name that says nothing
     monkeypatch.setenv("SHORT_TOKEN", "abc")  # too short to hide without hiding words
     scrub = Scrubber.from_environment()
@@ -109,6 +110,8 @@ def test_environment_variables_are_found_by_name_in_any_case(monkeypatch):
     assert scrub("dsn https://abc@o1.ingest.sentry.io/1") == "dsn [secret:SENTRY_DSN]"
     assert scrub("pat abcdefghijkl") == "pat [secret:GH_PAT]"
     assert scrub("not a secret at all, abc") == "not a secret at all, abc"
+    assert scrub("password r3d1s-pass") == "password [secret:REDIS_URL]"
+    assert scrub("redis://:r3d1s-pass@cache:6379/0") == "redis://:[secret:REDIS_URL]@cache:6379/0"
 
 
 def test_a_key_configured_on_a_forge_is_hidden_everywhere_after(make_forge):
