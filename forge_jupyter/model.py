@@ -8,7 +8,7 @@ form (``to_json`` / ``part_from_json``) that the store, the export format and th
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -195,10 +195,9 @@ Part = Annotated[
     | RetryPart,
     Field(discriminator="type"),
 ]
-PART_TYPES: tuple[str, ...] = (
-    "text", "reasoning", "tool", "file", "agent", "compaction", "subtask",
-    "step-start", "step-finish", "patch", "retry",
-)
+# Every part type's name, read from the union above, so a new part type is never forgotten.
+PART_TYPES: tuple[str, ...] = tuple(
+    cls.model_fields["type"].default for cls in get_args(get_args(Part)[0]))
 _part_adapter: TypeAdapter[Part] = TypeAdapter(Part)
 
 
