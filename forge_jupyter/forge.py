@@ -20,7 +20,7 @@ from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
 from .errors import NotFound, ToolError, positive_int, positive_number
 from .model import Event, SessionInfo
-from .models import MAX_TOKENS_HINT, ModelChoice, resolve, with_key
+from .model_choice import MAX_TOKENS_HINT, ModelChoice, resolve, with_key
 from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.context import RunConfig
@@ -346,7 +346,7 @@ class Forge:
     def request_params(self, choice: ModelChoice) -> dict[str, Any]:
         """litellm keyword arguments of one prompt: the stream timeout and output limit, the
         Forge's extra kwargs, then the chosen model's (an api_base, a key); a server at an
-        api_base with no key configured gets a placeholder (models.with_key)."""
+        api_base with no key configured gets a placeholder (model_choice.with_key)."""
         base: dict[str, Any] = {} if self.stream_timeout is None else {"stream_timeout": self.stream_timeout}
         if self.max_tokens is not None:
             base["max_tokens"] = self.max_tokens

@@ -98,7 +98,7 @@ def _rehearse(controller: Any) -> None:
     request. The model is the one the first prompt will use (which may start the offline demo
     model, as that prompt would)."""
     from .. import llm
-    from ..models import resolve
+    from ..model_choice import resolve
 
     litellm = llm.litellm()
     choice = resolve((getattr(controller.config, "model", None), "config"))

@@ -133,7 +133,7 @@ def describe_credentials(exc: BaseException, model: str, params: dict[str, Any])
     the provider's variable, or for a local server Forge.api_base and FORGE_API_KEY."""
     import os
 
-    from ..models import PLACEHOLDER_KEY, key_variables
+    from ..model_choice import PLACEHOLDER_KEY, key_variables
 
     names = key_variables(model)
     var = " or ".join(names) or "the provider's API key variable"

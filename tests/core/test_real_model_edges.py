@@ -18,7 +18,7 @@ import pytest
 from forge_jupyter import Forge
 from forge_jupyter.config import Forge as ForgeConfig
 from forge_jupyter.errors import InvalidOption
-from forge_jupyter.models import PLACEHOLDER_KEY
+from forge_jupyter.model_choice import PLACEHOLDER_KEY
 from forge_jupyter.render import message_html, message_text
 from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.testing import Turn, http_error, text, tool_call

@@ -9,7 +9,7 @@ import os
 import pytest
 from nb_kernel import Kernel
 
-from forge_jupyter.models import PLACEHOLDER_KEY
+from forge_jupyter.model_choice import PLACEHOLDER_KEY
 from forge_jupyter.testing import FakeModelServer, Turn
 
 
