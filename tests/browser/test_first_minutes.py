@@ -142,7 +142,7 @@ def test_a_page_reloaded_mid_run_shows_the_finished_turn(page, lab, script):
     page.wait_for_function(
         """() => { const s = document.querySelector('.jp-Notebook .forge-turn [data-testid=status]');
                    return s && s.textContent === 'Done'; }""", timeout=90_000)
-    assert "token79" in widget.locator("[data-testid=text]").inner_text()
+    assert "token79" in widget.inner_text()
     area = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea")
     assert "model not found" not in area.inner_text()
     assert not area.locator(".forge-saved-note").is_visible()
