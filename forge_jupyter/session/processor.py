@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from typing import Literal
 
 from .. import llm
 from ..bus import SessionStatus, ToolOutput
@@ -72,7 +72,8 @@ class _StreamFailed(Exception):
 
 class Processor:
     def __init__(self, ctx: RunContext, assistant: Message, *, tools: dict | None = None,
-                 source: Callable[[llm.LLMRequest], AsyncIterator[Any]] = llm.stream) -> None:
+                 source: Callable[[llm.LLMRequest], AsyncIterator[llm.StreamEvent]] = llm.stream
+                 ) -> None:
         self.ctx = ctx
         self.source = source  # where stream events come from: litellm, or a recorded list
         self.tools = ctx.tools if tools is None else tools

@@ -1,0 +1,42 @@
+"""The litellm adapter: system + messages + tool table in, typed stream events out.
+
+``request``: the session's Messages in litellm's format, and one call's arguments ·
+``call``: the streamed call (``stream``) and a silent server's timeout · ``chunks``: litellm
+chunks → stream events · ``events``: those events · ``usage``: tokens, local counts and cost ·
+``loading``: litellm itself, imported on first use (never at ``import forge_jupyter``).
+"""
+
+from .call import stream, timed_out, timeout_error
+from .chunks import ChunkNormalizer, finish_name
+from .events import (
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    StreamEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCall,
+    ToolInputStart,
+)
+from .loading import litellm
+from .request import LLMRequest, provider_of, to_model_messages
+from .usage import (
+    CHARS_PER_TOKEN,
+    approx_tokens,
+    context_window,
+    count_tokens,
+    estimated_usage,
+    input_price,
+    step_cost,
+    tokens_from_usage,
+)
+
+__all__ = [
+    "CHARS_PER_TOKEN", "ChunkNormalizer", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
+    "ReasoningStart", "StepFinish", "StreamEvent", "TextDelta", "TextEnd", "TextStart", "ToolCall",
+    "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "estimated_usage",
+    "finish_name", "input_price", "litellm", "provider_of", "step_cost", "stream", "timed_out",
+    "timeout_error", "to_model_messages", "tokens_from_usage",
+]

@@ -1,0 +1,79 @@
+"""One streamed model call: litellm in, stream events out, a silent server named as such.
+
+The OpenAI client's own silent retries are switched off (``max_retries=0``, in the request):
+the harness owns the retry loop (``session/retry.py``) and records every attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from ..errors import ModelTimeout
+from .chunks import ChunkNormalizer, finish_name
+from .events import StepFinish, StreamEvent
+from .loading import litellm
+from .request import LLMRequest
+from .usage import estimated_usage, step_cost, tokens_from_usage, wire_had_usage
+
+
+def timed_out(exc: BaseException) -> bool:
+    """litellm's read timeout: ``Timeout`` (HTTP 408), or wrapped in ``MidStreamFallbackError``
+    when the stream had begun (Anthropic route, litellm 1.110)."""
+    if type(exc).__name__ == "MidStreamFallbackError":
+        exc = getattr(exc, "original_exception", None) or exc
+    return type(exc).__name__ in ("Timeout", "APITimeoutError", "ReadTimeout")
+
+
+def timeout_error(seconds: float, started: bool) -> ModelTimeout:
+    """What a person reads when the server went silent, and which setting to raise."""
+    what = ("went silent for {s:g} s in the middle of its answer" if started
+            else "accepted the request but sent nothing for {s:g} s")
+    return ModelTimeout(
+        f"the model server {what.format(s=seconds)}. If the model is just slow to answer, raise "
+        f"Forge.stream_timeout (FORGE_STREAM_TIMEOUT, now {seconds:g} s); otherwise check the "
+        "server.", seconds)
+
+
+async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    """Stream events for one model round; exceptions from litellm propagate unchanged, except
+    a read timeout (``stream_timeout`` seconds without a byte), which becomes ModelTimeout."""
+    lm = litellm()
+    kwargs = request.litellm_kwargs()
+    limit = kwargs.get("stream_timeout")
+    normalizer = ChunkNormalizer()
+    chunks = 0
+    try:
+        response = await lm.acompletion(**kwargs)
+    except Exception as exc:
+        if isinstance(limit, int | float) and timed_out(exc):
+            raise timeout_error(limit, False) from exc
+        raise
+    try:
+        async for chunk in response:
+            chunks += 1
+            for event in normalizer.feed(chunk):
+                yield event
+    except Exception as exc:
+        if isinstance(limit, int | float) and timed_out(exc):
+            raise timeout_error(limit, chunks > 0) from exc
+        raise
+    finally:
+        close = getattr(response, "aclose", None)
+        if close is not None and normalizer.finish_reason is None:
+            try:
+                await close()
+            except Exception:
+                pass
+    for event in normalizer.close():
+        yield event
+    if normalizer.usage is not None:
+        tokens = tokens_from_usage(normalizer.usage)
+        tokens.estimated = wire_had_usage(response) is False
+    else:
+        tokens = estimated_usage(request.model, kwargs["messages"], normalizer.output_text())
+    yield StepFinish(
+        finish_reason=finish_name(normalizer.finish_reason),
+        tokens=tokens,
+        cost=step_cost(request.model, tokens),
+        model=request.model,
+    )

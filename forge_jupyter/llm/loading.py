@@ -1,0 +1,25 @@
+"""litellm, imported on first use, offline and quiet.
+
+Never at ``import forge_jupyter``: it costs about a second. Its price table is the bundled
+local copy (``LITELLM_LOCAL_MODEL_COST_MAP``), so nothing waits on the network.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+_litellm: Any = None
+
+
+def litellm() -> Any:
+    """The litellm module, imported once, offline and quiet."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm as module
+
+        module.suppress_debug_info = True  # else an unprefixed model prints a provider list
+        module.drop_params = True  # a provider that lacks a param (stream_options) ignores it
+        _litellm = module
+    return _litellm

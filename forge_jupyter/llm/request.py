@@ -1,0 +1,95 @@
+"""Building a model request: the session's Messages in litellm's (OpenAI) format, and the
+keyword arguments of one streamed call."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Message, ToolPart
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
+def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]]:
+    """Messages in litellm's (OpenAI) format. Unfinished tool calls are never sent."""
+    anthropic = provider_of(model) == "anthropic"
+    out: list[dict[str, Any]] = []
+    for message in view:
+        if message.role == "user":
+            texts = []
+            for p in message.parts:
+                if p.type == "text" and p.text:
+                    texts.append(p.text)
+                elif p.type == "file":
+                    texts.append(f"[attached file: {p.path or p.url} ({p.mime})]")
+                elif p.type == "compaction":
+                    texts.append(
+                        "Summarize our conversation so far for continuing the work "
+                        "(this is a context compaction)."
+                    )
+            if texts:
+                out.append({"role": "user", "content": "\n\n".join(texts)})
+            continue
+        texts = [p.text for p in message.parts if p.type == "text" and p.text]
+        tools = [p for p in message.parts if isinstance(p, ToolPart) and p.is_terminal]
+        entry: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+        if anthropic:
+            blocks = [
+                {"type": "thinking", "thinking": p.text, "signature": p.metadata["signature"]}
+                for p in message.parts
+                if p.type == "reasoning" and p.metadata.get("signature")
+            ]
+            if blocks:
+                entry["thinking_blocks"] = blocks
+        if tools:
+            entry["tool_calls"] = [
+                {
+                    "id": t.call_id,
+                    "type": "function",
+                    "function": {
+                        "name": t.tool,
+                        # Invalid JSON is never sent back (Anthropic's transform rejects it
+                        # client-side, poisoning every later request); the tool's error
+                        # message quotes what the model wrote instead.
+                        "arguments": json.dumps(t.input) if t.raw_input is None else "{}",
+                    },
+                }
+                for t in tools
+            ]
+        if entry["content"] is None and not tools:
+            continue  # an empty or failed round: nothing for the model to read
+        out.append(entry)
+        for t in tools:
+            content = t.output if t.state == "completed" else f"Error: {t.error}"
+            out.append({"role": "tool", "tool_call_id": t.call_id, "content": content or ""})
+    return out
+
+
+@dataclass
+class LLMRequest:
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)  # api_base, api_key, temperature, …
+
+    def wire_messages(self) -> list[dict[str, Any]]:
+        """The messages as sent: the system prompt first, when there is one."""
+        return [{"role": "system", "content": self.system}, *self.messages] if self.system else self.messages
+
+    def litellm_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "max_retries": 0,  # the OpenAI client would silently retry 429s twice
+            **self.params,
+            "model": self.model,
+            "messages": self.wire_messages(),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if self.tools:
+            kwargs["tools"] = self.tools
+        return kwargs
