@@ -51,7 +51,7 @@ def prompt_tokens() -> int:
     """What the compaction request itself costs, charged to the overflow check (TrueForge)."""
     global _prompt_tokens
     if _prompt_tokens is None:
-        _prompt_tokens = len(SUMMARY_INSTRUCTIONS) // 4 + 32
+        _prompt_tokens = llm.approx_tokens(len(SUMMARY_INSTRUCTIONS)) + 32
     return _prompt_tokens
 
 
@@ -62,7 +62,7 @@ def estimate_tokens(message: Message) -> int:
             size += len(p.text)
         elif isinstance(p, ToolPart):
             size += len(json.dumps(p.input)) + len(p.output or p.error or "")
-    return size // 4 + 4
+    return llm.approx_tokens(size) + 4
 
 
 def usable_window(model: str, ratio: float) -> int | None:
@@ -97,7 +97,7 @@ def _last_step(view: list[Message]) -> tuple[StepFinishPart | None, int]:
             steps = [p for p in m.parts if isinstance(p, StepFinishPart)]
             if steps:
                 outputs = "".join(p.output or p.error or "" for p in m.parts if isinstance(p, ToolPart))
-                return steps[-1], after + len(outputs) // 4
+                return steps[-1], after + llm.approx_tokens(len(outputs))
         after += estimate_tokens(m)
     return None, 0
 
@@ -105,7 +105,7 @@ def _last_step(view: list[Message]) -> tuple[StepFinishPart | None, int]:
 def request_chars(ctx: RunContext, view: list[Message]) -> int:
     """About how many characters the next model request holds (system, tools, messages)."""
     tools = json.dumps([t.definition() for t in ctx.tools.values()]) if ctx.tools else ""
-    return len(ctx.system) + len(tools) + sum(estimate_tokens(m) * 4 for m in model_order(view))
+    return len(ctx.system) + len(tools) + sum(estimate_tokens(m) for m in model_order(view)) * llm.CHARS_PER_TOKEN
 
 
 def overflow(ctx: RunContext, view: list[Message]) -> bool:
@@ -117,7 +117,7 @@ def overflow(ctx: RunContext, view: list[Message]) -> bool:
         return False
     window = usable_window(ctx.model, ctx.compaction_ratio)
     if window is None:
-        chars = request_chars(ctx, view) + prompt_tokens() * 4
+        chars = request_chars(ctx, view) + prompt_tokens() * llm.CHARS_PER_TOKEN
         return chars > ctx.char_budget * ctx.compaction_ratio
     # ``input`` already includes cache reads and writes (litellm's prompt_tokens).
     used = step.tokens.input + step.tokens.output + after + prompt_tokens()
@@ -127,7 +127,8 @@ def overflow(ctx: RunContext, view: list[Message]) -> bool:
 def tail_budget(ctx: RunContext) -> int:
     """Tokens the kept tail may hold: 25 % of the usable window, within 2,000–8,000 — and never
     more than half the window, or a small model would compact again right away."""
-    window = usable_window(ctx.model, ctx.compaction_ratio) or int(ctx.char_budget * ctx.compaction_ratio) // 4
+    window = (usable_window(ctx.model, ctx.compaction_ratio)
+              or llm.approx_tokens(int(ctx.char_budget * ctx.compaction_ratio)))
     return min(max(TAIL_MIN_TOKENS, min(TAIL_MAX_TOKENS, window // 4)), window // 2)
 
 

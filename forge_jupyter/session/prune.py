@@ -11,6 +11,7 @@ it back), and as the view grows the pruned set only grows, so earlier requests s
 
 from __future__ import annotations
 
+from ..llm import approx_tokens
 from ..model import Message, TextPart, ToolPart
 
 PRUNE_PROTECT = 40_000  # tokens of the newest older-than-two-turns tool output that stay
@@ -24,7 +25,7 @@ def placeholder(part: ToolPart, tokens: int) -> str:
 
 
 def _tokens(text: str) -> int:
-    return len(text) // 4
+    return approx_tokens(len(text))
 
 
 def _is_turn(m: Message) -> bool:
