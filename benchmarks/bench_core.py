@@ -113,8 +113,7 @@ def _ctx(bus: Bus) -> tuple[RunContext, Message, Projection]:
     projection.flush()
     ctx = RunContext(session=info, writer=writer, bus=bus, model="openai/x", agent="build",
                      system="", tools={"noop": tool_from_function(noop)}, params={},
-                     config=RunConfig(doom_loop_threshold=0), user_message_id=user.id,
-                     view_ids=[user.id, assistant.id])
+                     config=RunConfig(doom_loop_threshold=0), view_ids=[user.id, assistant.id])
     return ctx, assistant, projection
 
 

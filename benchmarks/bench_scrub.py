@@ -64,7 +64,7 @@ def _throughput(writer_cls: type[Writer], deltas: int) -> float:
         writer.append(info.id, m.id)
     ctx = RunContext(session=info, writer=writer, bus=bus, model="openai/x", agent="build",
                      system="", tools={}, params={}, config=RunConfig(doom_loop_threshold=0),
-                     user_message_id=user.id, view_ids=[user.id, assistant.id])
+                     view_ids=[user.id, assistant.id])
     request = llm.LLMRequest(model="openai/x", system="", messages=[])
     t = time.perf_counter()
     asyncio.run(Processor(ctx, assistant, source=source).process(request))

@@ -25,6 +25,22 @@ def now() -> float:
     return round(time.time(), 6)  # microseconds: what SQL timestamps keep, so rows round-trip
 
 
+# What a person reads for a message that did not complete: the record, the text stream, the
+# cell value. The widget's front end mirrors it (js/widget/src/words.js; a test pins that the
+# two agree).
+STATUS_WORDS: dict[str, str] = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"}
+
+
+def duration(part: Any) -> float | None:
+    """Seconds from a part's start to its end — a Part or its JSON row — None while it is open
+    or for a part without times."""
+    if isinstance(part, dict):
+        start, end = part.get("time_start"), part.get("time_end")
+    else:
+        start, end = getattr(part, "time_start", None), getattr(part, "time_end", None)
+    return None if start is None or end is None else end - start
+
+
 class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -112,12 +128,6 @@ class ToolPart(_PartBase):
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_TOOL_STATES
-
-    @property
-    def duration(self) -> float | None:
-        if self.time_start is None or self.time_end is None:
-            return None
-        return self.time_end - self.time_start
 
 
 class FilePart(_PartBase):
@@ -274,9 +284,9 @@ class Message(_Row):
                 bits.append("tools: " + ", ".join(n if k == 1 else f"{n} ×{k}" for n, k in calls.items()))
             approx = "≈" if self.tokens.estimated else ""
             bits.append(f"{approx}{self.tokens.input:,} in · {approx}{self.tokens.output:,} out tokens")
-            cost = self.cost
-            bits.append("cost unknown" if cost is None else "$0" if cost == 0
-                        else f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}")
+            from .render.numbers import money
+
+            bits.append(money(self.cost))
         if self.error is not None:
             bits.append(f"error={_clipped(self.error.message, 80)!r}")
         return f"Message({', '.join(bits)}, text={_clipped(self.text, 100)!r})"

@@ -153,10 +153,10 @@ class ForgeMagics(Magics):
                     view.finish([])
                     raise UsageError(str(exc)) from None
                 except BaseException:
-                    view.finish(_turn(forge, session))
+                    view.finish(_turn(session))
                     raise
                 # In the background no cell value shows the answer: the record keeps it.
-                view.finish(_turn(forge, session, answer.parent_id), with_answer=opts.background)
+                view.finish(_turn(session, answer.parent_id), with_answer=opts.background)
                 return answer
 
             if opts.background:
@@ -283,7 +283,7 @@ def _run_to_end(coro_factory: Any) -> Any:
         return pool.submit(context.run, asyncio.run, coro_factory()).result()
 
 
-def _turn(forge: Any, session: Any, user_message_id: str | None = None) -> list:
+def _turn(session: Any, user_message_id: str | None = None) -> list:
     """The messages of the latest turn (from its user message on), for the widget's record."""
     messages = session.messages()
     if user_message_id is None:

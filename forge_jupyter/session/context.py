@@ -33,7 +33,6 @@ class RunContext:
     tools: dict[str, Tool]
     params: dict[str, Any]
     config: RunConfig
-    user_message_id: str
     budget: float | None = None
     forge: Any = None
     spent: float = 0.0

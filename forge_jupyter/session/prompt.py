@@ -79,7 +79,7 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
         ctx = RunContext(
             session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_def.name,
             system=system, tools=turn_tools, params=params, config=forge.run_config(),
-            user_message_id="", budget=budget, forge=forge, view_ids=[m.id for m in view],
+            budget=budget, forge=forge, view_ids=[m.id for m in view],
             gate=forge.permission_gate(session, rules), scrub=scrubber,
             output_dir=forge.output_dir(sid), prepare=forge.prepare_request,
             compaction_ratio=forge.compaction_ratio, char_budget=forge.char_budget,
@@ -188,7 +188,6 @@ async def prompt_async(
         ctx.writer.update_message(user)
         ctx.writer.append(sid, user.id)
         ctx.view_ids.append(user.id)
-        ctx.user_message_id = user.id
         result = await _drive(ctx, lambda: run_loop(ctx))
         assert result is not None
         return ctx.writer.message(result.id) or result

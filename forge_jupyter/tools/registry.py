@@ -33,9 +33,6 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         return tool
 
-    def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
-
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
