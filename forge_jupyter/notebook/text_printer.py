@@ -174,13 +174,14 @@ class TextPrinter:
         if row.get("role") == "user":
             self.user_messages.add(row["id"])
             return
+        from ..model import STATUS_WORDS  # lazily: the printer starts before pydantic loads
+
         status = row.get("status")
         key = f"status:{row['id']}"
-        if status in ("error", "aborted", "interrupted") and key not in self.seen:
+        if status in STATUS_WORDS and key not in self.seen:
             self.seen.add(key)
             why = (row.get("error") or {}).get("message") or status
-            word = {"error": "error", "aborted": "stopped", "interrupted": "interrupted"}[status]
-            self.line(f"✗ {word}: {why}")
+            self.line(f"✗ {STATUS_WORDS[status].lower()}: {why}")
 
     def _part(self, p: dict[str, Any]) -> None:
         pid, kind = p["id"], p["type"]
@@ -223,7 +224,9 @@ class TextPrinter:
         if state == "running":
             self.line(f"▸ {name} running")
         elif state == "completed":
-            d = _duration(p)
+            from ..model import duration
+
+            d = duration(p)
             self.line(f"✓ {name} completed" + (f" in {seconds(d)}" if d is not None else ""))
         elif state == "error" and (p.get("metadata") or {}).get("permission") == "denied":
             decision = self.decisions.get(pid)
@@ -237,9 +240,3 @@ class TextPrinter:
                           f"['{name}:*=allow']", quiet=True)
         elif state == "error":
             self.line(f"✗ {name} failed: {first_paragraph(p.get('error') or '')}")
-
-
-def _duration(p: dict[str, Any]) -> float | None:
-    if p.get("time_start") is None or p.get("time_end") is None:
-        return None
-    return p["time_end"] - p["time_start"]

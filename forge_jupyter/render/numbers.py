@@ -1,20 +1,28 @@
 """Durations, money and token counts as a person reads them (shared by the record, the text
-stream and the widget's text mode)."""
+stream and the widget's text mode; the live widget's js/widget/src/words.js says the same)."""
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 from ..model import Tokens
+
+
+def _fixed(value: float, digits: int = 0) -> str:
+    """``value`` with ``digits`` decimals, a tie rounded up — as JavaScript's ``toFixed`` and
+    ``Math.round`` do (Python's round half to even), so the widget and the record agree."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def seconds(value: float | None) -> str:
     if value is None:
         return ""
     if value < 1:
-        return f"{max(0, round(value * 1000))} ms"
+        return f"{max(0, int(_fixed(value * 1000)))} ms"
     if value < 60:
-        return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+        return f"{_fixed(value, 2 if value < 10 else 1)} s"
     minutes = int(value // 60)
-    return f"{minutes} min {round(value - minutes * 60)} s"
+    return f"{minutes} min {_fixed(value - minutes * 60)} s"
 
 
 def money(cost: float | None) -> str:
@@ -22,11 +30,12 @@ def money(cost: float | None) -> str:
         return "cost unknown"
     if cost == 0:
         return "$0"
-    return f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}"
+    return f"${_fixed(cost, 4 if cost < 0.01 else 2)}"
 
 
 def usage(tokens: Tokens, cost: float | None, model: str | None) -> str:
-    """``1,234 in · 56 out · $0.0012 · model`` (≈ when the counts are estimated)."""
+    """``1,234 in · 56 out · $0.0012 · model`` (≈ and "tokens estimated" where the counts were
+    made locally: the provider sent none, or the step was stopped before it could)."""
     approx = "≈" if tokens.estimated else ""
     bits = [f"{approx}{tokens.input:,} in", f"{approx}{tokens.output:,} out"]
     if tokens.reasoning:
@@ -36,4 +45,6 @@ def usage(tokens: Tokens, cost: float | None, model: str | None) -> str:
     bits.append(money(cost))
     if model:
         bits.append(model)
+    if tokens.estimated:
+        bits.append("tokens estimated")
     return " · ".join(bits)

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 
 from ..model import (
+    STATUS_WORDS,
     AgentPart,
     CompactionPart,
     FilePart,
@@ -29,6 +30,7 @@ from ..model import (
     TextPart,
     Tokens,
     ToolPart,
+    duration,
 )
 from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
 from .numbers import seconds, usage
@@ -75,22 +77,13 @@ def _clip(value: str, limit: int) -> str:
     return value[:limit] + f"\n… ({len(value) - limit:,} more characters in the store)"
 
 
-def _duration(part: ToolPart | ReasoningPart | TextPart) -> float | None:
-    if part.time_start is None or part.time_end is None:
-        return None
-    return part.time_end - part.time_start
-
-
 # ------------------------------------------------------------------------------ a message
 
-_STATUS_WORDS = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"}
-
-
 def _status_line(message: Message) -> str | None:
-    if message.status not in _STATUS_WORDS:
+    if message.status not in STATUS_WORDS:
         return None
     why = message.error.message if message.error is not None else message.status
-    return f"{_STATUS_WORDS[message.status]}: {why}"
+    return f"{STATUS_WORDS[message.status]}: {why}"
 
 
 def _message_blocks(message: Message) -> list[str]:
@@ -138,7 +131,7 @@ def _turn_parts(messages: Sequence[Message]) -> Iterable[tuple[Message, Any]]:
 
 def _tool_html(p: ToolPart) -> str:
     head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>", text(p.state)]
-    if (d := _duration(p)) is not None:
+    if (d := duration(p)) is not None:
         head.append(seconds(d))
     line = " · ".join(head)
     if p.title:
@@ -202,7 +195,7 @@ def _part_html(m: Message, p: Any) -> str | None:
     if isinstance(p, ReasoningPart):
         if not p.text:
             return None
-        d = _duration(p)
+        d = duration(p)
         label = f"Reasoning · {seconds(d)}" if d is not None else "Reasoning"
         return details(label, markdown_html(p.text))
     if isinstance(p, ToolPart):
@@ -290,7 +283,7 @@ def _part_text(m: Message, p: Any) -> str | None:
     if isinstance(p, ReasoningPart):
         return f"[reasoning] {p.text}" if p.text else None
     if isinstance(p, ToolPart):
-        d = _duration(p)
+        d = duration(p)
         line = f"[{p.tool}] {p.state}" + (f" in {seconds(d)}" if d is not None else "")
         if p.state == "error" and p.error:
             line += f": {p.error.strip().splitlines()[0] if p.error.strip() else ''}"

@@ -54,21 +54,3 @@ export function restoreUi(root, saved) {
     if (el) el.focus();
   }
 }
-
-export function seconds(s) {
-  if (s === null || s === undefined || Number.isNaN(s)) return "";
-  if (s < 1) return `${Math.max(0, Math.round(s * 1000))} ms`;
-  if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`;
-  const m = Math.floor(s / 60);
-  return `${m} min ${Math.round(s - m * 60)} s`;
-}
-
-export function count(n) {
-  return Number(n || 0).toLocaleString("en-US");
-}
-
-export function money(cost) {
-  if (cost === null || cost === undefined) return "cost unknown";
-  if (cost === 0) return "$0";
-  return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
-}

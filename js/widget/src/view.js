@@ -1,8 +1,9 @@
 // The turn's DOM: a header (status, Stop), notices, then each message's parts in id order.
 // Redraws happen at most once per animation frame, and only for what changed.
-import { count, h, insertSorted, money, restoreUi, saveUi, seconds } from "./dom.js";
+import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { receive, TurnState } from "./state.js";
+import { count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
 
 const LONG_OUTPUT_LINES = 12;
 const LONG_OUTPUT_CHARS = 1500;
@@ -154,7 +155,7 @@ export class TurnView {
     const last = s.orderedMessages().filter((m) => m.role === "assistant").pop();
     if (!s.running) {
       kind = last && last.status !== "running" ? last.status : "completed";
-      label = { completed: "Done", aborted: "Stopped", error: "Error", interrupted: "Interrupted" }[kind] || kind;
+      label = kind === "completed" ? "Done" : STATUS_WORDS[kind] || kind;
     } else if (s.pendingApprovals().length) {
       kind = "approval";
       label = "Waiting for your approval";
@@ -208,9 +209,9 @@ export class TurnView {
     node.el.dataset.status = m.status;
     node.el.classList.toggle("forge-summary", Boolean(m.summary));
     node.statusEl.replaceChildren();
-    if (m.status === "error" || m.status === "aborted" || m.status === "interrupted") {
+    const title = STATUS_WORDS[m.status];
+    if (title) {
       const text = m.error ? m.error.message : m.status;
-      const title = { error: "Error", aborted: "Stopped", interrupted: "Interrupted" }[m.status];
       node.statusEl.append(h("div", {
         class: `forge-message-error forge-${m.status}`, "data-testid": "message-error",
         "data-status": m.status,
@@ -280,7 +281,7 @@ export class TurnView {
     const streaming = p.time_end === null || p.time_end === undefined;
     let label = "Reasoning";
     if (streaming) label = "Thinking…";
-    else if (p.time_start && p.time_end) label = `Thought for ${seconds(p.time_end - p.time_start)}`;
+    else if (duration(p) !== null) label = `Thought for ${seconds(duration(p))}`;
     const tail = streaming ? (p.text || "").trim().split("\n").pop().slice(-90) : "";
     return h("details", {
       class: "forge-reasoning", "data-testid": "reasoning", "data-key": `reasoning:${p.id}`,
@@ -295,11 +296,11 @@ export class TurnView {
     const approval = s.approvalFor(p.id);
     const waiting = approval && approval.answer === null;
     if (p.state === "running" && !this.runningSince.has(p.id)) this.runningSince.set(p.id, performance.now());
-    let duration = null;
-    if (p.time_start && p.time_end) duration = h("span", { class: "forge-duration", "data-testid": "tool-duration" }, seconds(p.time_end - p.time_start));
+    let took = null;
+    if (duration(p) !== null) took = h("span", { class: "forge-duration", "data-testid": "tool-duration" }, seconds(duration(p)));
     else if (p.state === "running") {
       const since = this.runningSince.get(p.id);
-      duration = h("span", { class: "forge-duration", "data-running-since": String(since) }, wholeSeconds((performance.now() - since) / 1000));
+      took = h("span", { class: "forge-duration", "data-running-since": String(since) }, wholeSeconds((performance.now() - since) / 1000));
     }
     const denied = p.state === "error" && p.metadata && p.metadata.permission === "denied";
     const decision = s.decisions.get(p.id);
@@ -316,7 +317,7 @@ export class TurnView {
       h("span", { class: "forge-tool-name" }, p.tool || "(unnamed tool)"),
       h("span", { class: "forge-tool-title" }, title),
       h("span", { class: "forge-tool-state", "data-testid": "tool-state" }, stateLabel),
-      duration));
+      took));
     const args = this.argsEl(p);
     if (args) card.append(args); // a pending card has no arguments yet: nothing, not "null"
     const live = s.outputs.get(p.id);
@@ -406,14 +407,7 @@ export class TurnView {
   }
 
   stepEl(p) {
-    const t = p.tokens || {};
-    const approx = t.estimated ? "≈" : "";
-    const bits = [`${approx}${count(t.input)} in`, `${approx}${count(t.output)} out`];
-    if (t.reasoning) bits.push(`${count(t.reasoning)} reasoning`);
-    if (t.cache_read) bits.push(`${count(t.cache_read)} cached`);
-    bits.push(money(p.cost));
-    if (p.model) bits.push(p.model);
-    return h("div", { class: "forge-step", "data-testid": "step-footer" }, bits.join(" · "));
+    return h("div", { class: "forge-step", "data-testid": "step-footer" }, usage(p.tokens, p.cost, p.model));
   }
 
   retryEl(p) {

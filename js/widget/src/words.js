@@ -1,0 +1,45 @@
+// What the kernel's Python side says too, said the same way here: a message's status words,
+// a part's duration, durations, money and token counts. Mirrored from forge_jupyter/model.py
+// (STATUS_WORDS, duration) and forge_jupyter/render/numbers.py (seconds, money, usage);
+// tests/browser/test_widget_words_js.py runs both on the same inputs and pins that they agree.
+
+export const STATUS_WORDS = { error: "Error", aborted: "Stopped", interrupted: "Interrupted" };
+
+const missing = (v) => v === null || v === undefined;
+
+/** Seconds from a part's start to its end; null while it is open. */
+export function duration(p) {
+  if (missing(p.time_start) || missing(p.time_end)) return null;
+  return p.time_end - p.time_start;
+}
+
+export function seconds(s) {
+  if (missing(s) || Number.isNaN(s)) return "";
+  if (s < 1) return `${Math.max(0, Math.round(s * 1000))} ms`;
+  if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${Math.round(s - m * 60)} s`;
+}
+
+export function count(n) {
+  return Number(n || 0).toLocaleString("en-US");
+}
+
+export function money(cost) {
+  if (missing(cost)) return "cost unknown";
+  if (cost === 0) return "$0";
+  return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+
+/** "1,234 in · 56 out · $0.0012 · model" (≈ and "tokens estimated" where counted locally). */
+export function usage(tokens, cost, model) {
+  const t = tokens || {};
+  const approx = t.estimated ? "≈" : "";
+  const bits = [`${approx}${count(t.input)} in`, `${approx}${count(t.output)} out`];
+  if (t.reasoning) bits.push(`${count(t.reasoning)} reasoning`);
+  if (t.cache_read) bits.push(`${count(t.cache_read)} cached`);
+  bits.push(money(cost));
+  if (model) bits.push(model);
+  if (t.estimated) bits.push("tokens estimated");
+  return bits.join(" · ");
+}

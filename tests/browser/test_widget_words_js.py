@@ -1,0 +1,61 @@
+"""The live widget says what the record says: js/widget/src/words.js against the Python side
+(model.STATUS_WORDS and duration, render.numbers), run under Node on the same inputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from forge_jupyter import render
+from forge_jupyter.model import STATUS_WORDS, Tokens, duration
+
+WORDS_JS = Path(__file__).resolve().parents[2] / "js" / "widget" / "src" / "words.js"
+
+SCRIPT = """
+const w = await import(process.argv[1]);
+const cases = JSON.parse(process.argv[2]);
+console.log(JSON.stringify({
+  status: w.STATUS_WORDS,
+  duration: cases.parts.map((p) => w.duration(p)),
+  seconds: cases.seconds.map((s) => w.seconds(s)),
+  money: cases.money.map((c) => w.money(c)),
+  usage: cases.usage.map(([t, c, m]) => w.usage(t, c, m)),
+}));
+"""
+
+PARTS = [{"time_start": 10.0, "time_end": 12.5}, {"time_start": 10.0, "time_end": None},
+         {"time_start": None, "time_end": None}, {}, {"time_start": 3.0, "time_end": 3.0}]
+# Exact binary ties (2.125, 42.25, 90.5) round up on both sides, as JavaScript does.
+SECONDS = [None, -0.2, 0.0, 0.0004, 0.25, 0.9996, 1.0, 2.125, 9.994, 9.996, 42.25, 59.9, 60.0, 61.5,
+           90.5, 3725.4]
+MONEY = [None, 0, 0.0, 0.00001234, 0.0099, 0.01, 0.5, 1.235, 12.0]
+USAGE = [
+    ({"input": 1234, "output": 56}, 0.0012, "openai/gpt-4o-mini"),
+    ({"input": 10, "output": 2, "estimated": True}, None, "openai/fake-model"),
+    ({"input": 0, "output": 0}, 0, None),
+    ({"input": 1_234_567, "output": 890, "reasoning": 12, "cache_read": 1000}, 3.5, "m"),
+    ({"input": 5, "output": 7, "estimated": True, "cache_read": 2}, 0.0, None),
+]
+
+
+def test_widget_words_and_figures_agree_with_the_python_side():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    cases = {"parts": PARTS, "seconds": SECONDS, "money": MONEY, "usage": USAGE}
+    done = subprocess.run([node, "--input-type=module", "-e", SCRIPT, WORDS_JS.as_uri(),
+                           json.dumps(cases)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    js = json.loads(done.stdout)
+    assert js["status"] == STATUS_WORDS
+    assert js["duration"] == [duration(p) for p in PARTS]
+    assert js["seconds"] == [render.seconds(s) for s in SECONDS]
+    assert js["money"] == [render.money(c) for c in MONEY]
+    assert js["usage"] == [render.usage(Tokens(**t), c, m) for t, c, m in USAGE]
+    # The cases above reach every branch that a person reads.
+    assert "cost unknown" in js["money"] and "$0" in js["money"]
+    assert any("tokens estimated" in u for u in js["usage"])
