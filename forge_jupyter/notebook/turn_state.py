@@ -211,7 +211,12 @@ def event_types() -> tuple[type, ...]:
 
 
 class Pending:
-    """Ops since the last flush, coalesced: the latest row per id, fragments concatenated."""
+    """Ops since the last flush, coalesced: the latest row per id, fragments concatenated.
+
+    ``slots`` keeps them in first-seen order, keyed by what they are: ``("message", id)``,
+    ``("part", id)`` (its latest row and the fragments after it), ``("output", part id,
+    stream)``, ``("status",)`` (always last) and ``("once", n)`` (an op sent as it is).
+    """
 
     def __init__(self) -> None:
         self.slots: dict[Any, Any] = {}
@@ -221,14 +226,14 @@ class Pending:
         return bool(self.slots)
 
     def message(self, row: dict[str, Any]) -> None:
-        self.slots[("m", row["id"])] = row
+        self.slots[("message", row["id"])] = row
 
     def part(self, row: dict[str, Any]) -> None:
-        slot = self.slots.setdefault(("p", row["id"]), {"row": None, "delta": [], "field": "text"})
+        slot = self.slots.setdefault(("part", row["id"]), {"row": None, "delta": [], "field": "text"})
         slot["row"], slot["delta"] = row, []  # a full row replaces what the fragments built
 
     def delta(self, ev: Any) -> None:
-        slot = self.slots.setdefault(("p", ev.part_id),
+        slot = self.slots.setdefault(("part", ev.part_id),
                                      {"row": None, "delta": [], "field": ev.field,
                                       "message_id": ev.message_id})
         slot["delta"].append(ev.delta)
@@ -236,33 +241,33 @@ class Pending:
         slot["message_id"] = ev.message_id
 
     def output(self, part_id: str, stream: str, text: str) -> None:
-        self.slots.setdefault(("o", part_id, stream), []).append(text)
+        self.slots.setdefault(("output", part_id, stream), []).append(text)
 
     def status(self, status: dict[str, Any]) -> None:
-        self.slots.pop(("s",), None)  # re-inserted last: a status follows what led to it
-        self.slots[("s",)] = status
+        self.slots.pop(("status",), None)  # re-inserted last: a status follows what led to it
+        self.slots[("status",)] = status
 
     def once(self, op: dict[str, Any]) -> None:
         self._n += 1
-        self.slots[("x", self._n)] = op
+        self.slots[("once", self._n)] = op
 
     def drain(self) -> list[dict[str, Any]]:
         ops: list[dict[str, Any]] = []
         for key, value in self.slots.items():
             kind = key[0]
-            if kind == "m":
+            if kind == "message":
                 ops.append({"op": "message", "message": value})
-            elif kind == "p":
+            elif kind == "part":
                 if value["row"] is not None:
                     ops.append({"op": "part", "part": value["row"]})
                 if value["delta"]:
                     ops.append({"op": "delta", "id": key[1], "message_id": value.get("message_id"),
                                 "field": value["field"], "text": "".join(value["delta"])})
-            elif kind == "o":
+            elif kind == "output":
                 text = "".join(value)
                 ops.append({"op": "output", "id": key[1], "stream": key[2],
                             "text": text[-OUTPUT_TAIL:]})
-            elif kind == "s":
+            elif kind == "status":
                 ops.append({"op": "status", **value})
             else:
                 ops.append(value)
