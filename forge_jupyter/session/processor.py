@@ -64,12 +64,6 @@ def _cut_off_note(request: llm.LLMRequest, calls: bool) -> str:
             "Forge.max_tokens / FORGE_MAX_TOKENS / %%forge --max-tokens.")
 
 
-class _StreamFailed(Exception):
-    def __init__(self, cause: BaseException, kind: str) -> None:
-        super().__init__(str(cause))
-        self.cause, self.kind = cause, kind
-
-
 class Processor:
     def __init__(self, ctx: RunContext, assistant: Message, *, tools: dict | None = None,
                  source: Callable[[llm.LLMRequest], AsyncIterator[llm.StreamEvent]] = llm.stream
