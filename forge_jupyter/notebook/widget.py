@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
-import json
 import logging
 import os
 import threading
@@ -109,8 +108,10 @@ class TurnView:
         self.text_only = text_only or os.environ.get(TEXT_MODE_ENV, "").lower() in ("off", "0", "text")
         self.state = TurnState()
         self.widget: Any = None
-        self.messages_sent = 0  # custom messages to the front end
-        self.bytes_sent = 0
+        # Custom messages to the front end. Not their bytes: measuring them would serialize each
+        # message a second time (the comm does it once); benchmarks/bench_widget.py counts them
+        # where they arrive.
+        self.messages_sent = 0
         self.stop_requested = False  # Stop clicked before the run began
         self._pending = Pending()
         self._printer: Any = None  # a TextPrinter once the turn streams as text
@@ -318,7 +319,6 @@ class TurnView:
             log.debug("forge: widget message not sent", exc_info=True)
             return
         self.messages_sent += 1
-        self.bytes_sent += len(json.dumps(msg, separators=(",", ":"), default=str))
 
     def _print(self, ops: list[dict[str, Any]]) -> None:
         try:
