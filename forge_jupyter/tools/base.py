@@ -8,8 +8,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-
 from .permission import Subject, subject_of
 from .schema import function_schema
 
@@ -79,6 +77,8 @@ class Tool:
     def validation_errors(self, args: Any) -> list[str]:
         """Messages for every way ``args`` fails the schema (empty when valid)."""
         if self._validator is None:
+            import jsonschema  # on first use: its format checkers cost seconds to import
+
             cls = jsonschema.validators.validator_for(self.parameters)
             self._validator = cls(self.parameters)
         errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.absolute_path))
