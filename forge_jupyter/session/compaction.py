@@ -17,7 +17,7 @@ from .. import llm
 from ..model import CompactionPart, Event, Message, StepFinishPart, TextPart, ToolPart, now
 from .context import RunContext
 from .prune import prune
-from .view import compaction_part, filter_compacted, is_summary
+from .view import compaction_part, filter_compacted, is_person_turn, is_summary
 
 SUMMARY_INSTRUCTIONS = """\
 Write a summary of the conversation above so that the work can continue without it. \
@@ -150,7 +150,7 @@ def tail_start(ctx: RunContext, view: list[Message]) -> str | None:
         used += estimate_tokens(m)
         if used > budget:
             break
-        if m.role == "user" and not _synthetic(m):
+        if is_person_turn(m):
             starts.append(i)
             if len(starts) >= TAIL_TURNS:
                 break
@@ -160,24 +160,12 @@ def tail_start(ctx: RunContext, view: list[Message]) -> str | None:
     return None
 
 
-def _synthetic(m: Message) -> bool:
-    texts = [p for p in m.parts if isinstance(p, TextPart)]
-    return bool(texts) and all(p.synthetic for p in texts)
-
-
 def request(ctx: RunContext, *, auto: bool, reason: str) -> Message:
     """Append the user message that asks for a compaction."""
-    from .loop import current_view
-
-    view = current_view(ctx)
-    message = Message(session_id=ctx.session.id, role="user", status="completed",
-                      agent=ctx.agent, model=ctx.model, completed_at=now())
+    message = ctx.user_message()
     message.parts = [CompactionPart(session_id=ctx.session.id, message_id=message.id, auto=auto,
-                                    reason=reason, tail_start=tail_start(ctx, view))]
-    ctx.writer.update_message(message)
-    ctx.writer.append(ctx.session.id, message.id)
-    ctx.view_ids.append(message.id)
-    return message
+                                    reason=reason, tail_start=tail_start(ctx, ctx.view()))]
+    return ctx.add_message(message)
 
 
 def model_order(view: list[Message]) -> list[Message]:
@@ -203,7 +191,7 @@ def _texts(m: Message) -> str:
 
 def extractive_summary(history: list[Message], latest: str | None) -> str:
     """A summary built from the messages themselves, when the model could not write one."""
-    users = [m for m in history if m.role == "user" and not _synthetic(m) and _texts(m)]
+    users = [m for m in history if is_person_turn(m) and _texts(m)]
     goal = _texts(users[0]) if users else "(no user request found)"
     tools, files = [], []
     for m in history:
@@ -234,7 +222,6 @@ def extractive_summary(history: list[Message], latest: str | None) -> str:
 
 async def run(ctx: RunContext, view: list[Message]) -> Message:
     """Summarize everything before the boundary (except the kept tail) and record it."""
-    from .loop import current_view, synthetic_user
     from .processor import Processor
 
     request_msg = view[-1]
@@ -247,15 +234,10 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
     else:
         to_summarize = prior
     latest_user = next((_texts(m) for m in reversed(prior)
-                        if m.role == "user" and not _synthetic(m) and _texts(m)), None)
+                        if is_person_turn(m) and _texts(m)), None)
     tokens_before = sum(estimate_tokens(m) for m in model_order(prior))
 
-    summary = Message(session_id=ctx.session.id, role="assistant", parent_id=request_msg.id,
-                      agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
-                      summary=True)
-    ctx.writer.update_message(summary)
-    ctx.writer.append(ctx.session.id, summary.id)
-    ctx.view_ids.append(summary.id)
+    summary = ctx.add_message(ctx.assistant_message(request_msg.id, summary=True))
     instructions = SUMMARY_INSTRUCTIONS
     if latest_user:
         instructions += f"\n\nThe user's latest instruction was:\n{latest_user}"
@@ -269,20 +251,18 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
     extractive = written is None or not is_summary(written) or not written.text.strip()
     if extractive:
         reason = written.error.message if written is not None and written.error else "empty summary"
-        fallback = Message(session_id=ctx.session.id, role="assistant", parent_id=request_msg.id,
-                           agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
-                           summary=True, status="completed", finish="stop", completed_at=now(),
-                           metadata={"extractive": True, "summarizer_error": reason})
+        fallback = ctx.assistant_message(request_msg.id, summary=True, status="completed",
+                                         finish="stop", completed_at=now(),
+                                         metadata={"extractive": True, "summarizer_error": reason})
         fallback.parts = [TextPart(session_id=ctx.session.id, message_id=fallback.id,
                                    text=extractive_summary(to_summarize, latest_user),
                                    synthetic=True, time_start=now(), time_end=now())]
-        ctx.writer.update_message(fallback)
-        ctx.writer.append(ctx.session.id, fallback.id)
-        ctx.view_ids.append(fallback.id)
+        ctx.add_message(fallback)
     ctx.compactions_this_run += 1
     if part.auto:
-        synthetic_user(ctx, CONTINUE_TEXT, continuation=True)
-    new_view = filter_compacted(reversed(current_view(ctx)))
+        ctx.add_message(ctx.user_message(CONTINUE_TEXT, synthetic=True,
+                                         metadata={"continuation": True}))
+    new_view = filter_compacted(reversed(ctx.view()))
     ctx.view_ids = [m.id for m in new_view]
     tokens_after = sum(estimate_tokens(m) for m in model_order(new_view))
     ctx.writer.record(Event(session_id=ctx.session.id, type="compaction", data={

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import llm
 from ..bus import Bus
-from ..model import SessionInfo
+from ..model import Message, SessionInfo, TextPart, now
 from ..tools.base import Tool
 from .retry import RetryPolicy
 from .writer import Writer
@@ -49,6 +50,34 @@ class RunContext:
     scrub: Callable[[str | None], str | None] = lambda text: text  # secrets out of outputs
     output_dir: str | None = None  # where full outputs of truncated tool results go
     prepare: Callable[[Any], Any] | None = None  # plugin hooks over each model request
+
+    def view(self) -> list[Message]:
+        """The model's view as this run holds it now (the writer's mirror), oldest first."""
+        return [m for m in (self.writer.message(i) for i in self.view_ids) if m is not None]
+
+    def add_message(self, message: Message) -> Message:
+        """Write a new message, point the session's timeline at it, and add it to the view."""
+        self.writer.update_message(message)
+        self.writer.append(self.session.id, message.id)
+        self.view_ids.append(message.id)
+        return message
+
+    def user_message(self, text: str | None = None, *, synthetic: bool = False,
+                     **fields: Any) -> Message:
+        """A finished user message of this run — the person's prompt, or one the harness writes
+        (``synthetic`` text, a compaction request) — holding ``text`` if given; not written yet."""
+        message = Message(session_id=self.session.id, role="user", status="completed",
+                          agent=self.agent, model=self.model, completed_at=now(), **fields)
+        if text is not None:
+            message.parts = [TextPart(session_id=self.session.id, message_id=message.id, text=text,
+                                      synthetic=synthetic, time_start=now(), time_end=now())]
+        return message
+
+    def assistant_message(self, parent_id: str, **fields: Any) -> Message:
+        """An assistant message of this run answering ``parent_id``; not written yet."""
+        return Message(session_id=self.session.id, role="assistant", parent_id=parent_id,
+                       agent=self.agent, model=self.model, provider=llm.provider_of(self.model),
+                       **fields)
 
     async def flush(self) -> None:
         """Make every buffered full row durable (one transaction) without blocking the loop."""

@@ -9,7 +9,7 @@ hands it to the Processor, which answers ``continue | stop | compact``.
 from __future__ import annotations
 
 from .. import llm
-from ..model import Message, TextPart, ToolPart, now
+from ..model import Message, ToolPart
 from . import compaction
 from .context import RunContext
 from .processor import Processor
@@ -37,14 +37,10 @@ def finished(view: list[Message]) -> bool:
     return True
 
 
-def current_view(ctx: RunContext) -> list[Message]:
-    return [m for m in (ctx.writer.message(i) for i in ctx.view_ids) if m is not None]
-
-
 async def run_loop(ctx: RunContext) -> Message:
     """Run the session until the exit condition; returns the last assistant message."""
     while True:
-        view = current_view(ctx)
+        view = ctx.view()
         if finished(view):
             break
         last_user = _last(view, "user")
@@ -57,13 +53,7 @@ async def run_loop(ctx: RunContext) -> Message:
             compaction.request(ctx, auto=True, reason="context overflow")
             continue
         ctx.steps += 1
-        assistant = Message(
-            session_id=ctx.session.id, role="assistant", parent_id=last_user.id,
-            agent=ctx.agent, model=ctx.model, provider=llm.provider_of(ctx.model),
-        )
-        ctx.writer.update_message(assistant)
-        ctx.writer.append(ctx.session.id, assistant.id)
-        ctx.view_ids.append(assistant.id)
+        assistant = ctx.add_message(ctx.assistant_message(last_user.id))
         request = llm.LLMRequest(
             model=ctx.model,
             system=ctx.system,
@@ -81,20 +71,7 @@ async def run_loop(ctx: RunContext) -> Message:
             if ctx.compactions_this_run >= 2:
                 break  # the window stays too small even after compacting: do not loop
             compaction.request(ctx, auto=True, reason="the provider reported a context-window overflow")
-    view = current_view(ctx)
-    last = _last(view, "assistant")
+    last = _last(ctx.view(), "assistant")
     if last is None:  # pragma: no cover - the loop always writes one
         raise RuntimeError("the run ended without an assistant message")
     return last
-
-
-def synthetic_user(ctx: RunContext, text: str, **metadata: object) -> Message:
-    """A user message written by the harness (e.g. 'continue' after an automatic compaction)."""
-    message = Message(session_id=ctx.session.id, role="user", status="completed",
-                      agent=ctx.agent, model=ctx.model, completed_at=now(), metadata=dict(metadata))
-    message.parts = [TextPart(session_id=ctx.session.id, message_id=message.id, text=text,
-                              synthetic=True, time_start=now(), time_end=now())]
-    ctx.writer.update_message(message)
-    ctx.writer.append(ctx.session.id, message.id)
-    ctx.view_ids.append(message.id)
-    return message

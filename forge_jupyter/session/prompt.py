@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import llm
 from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_int, positive_number
-from ..model import ErrorInfo, Event, FilePart, Message, TextPart, now
+from ..model import ErrorInfo, Event, FilePart, Message, now
 from ..model_choice import MAX_TOKENS_HINT
 from ..scrub import valid_text
 from . import compaction, runner
@@ -177,17 +177,11 @@ async def prompt_async(
                                  "budget for no limit.")
     async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
                         budget=budget, new_text=text, max_tokens=max_tokens) as ctx:
-        sid = session.id
-        user = Message(session_id=sid, role="user", status="completed", agent=ctx.agent,
-                       model=ctx.model, completed_at=now(), origin=origin,
-                       metadata={"budget": budget} if budget is not None else {})
-        user.parts = [TextPart(session_id=sid, message_id=user.id, text=text,
-                               time_start=now(), time_end=now())]
+        user = ctx.user_message(text, origin=origin,
+                                metadata={"budget": budget} if budget is not None else {})
         for path in files or ():
-            user.parts.append(FilePart(session_id=sid, message_id=user.id, path=path))
-        ctx.writer.update_message(user)
-        ctx.writer.append(sid, user.id)
-        ctx.view_ids.append(user.id)
+            user.parts.append(FilePart(session_id=session.id, message_id=user.id, path=path))
+        ctx.add_message(user)
         result = await _drive(ctx, lambda: run_loop(ctx))
         assert result is not None
         return ctx.writer.message(result.id) or result
@@ -203,9 +197,7 @@ async def compact_async(session: Session, *, model: str | None = None,
 
         async def body() -> Message | None:
             request = compaction.request(ctx, auto=False, reason=reason)
-            from .loop import current_view
-
-            await compaction.run(ctx, current_view(ctx))
+            await compaction.run(ctx, ctx.view())
             return next(m for m in reversed([ctx.writer.message(i) for i in ctx.view_ids])
                         if m is not None and m.parent_id == request.id)
 

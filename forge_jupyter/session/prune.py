@@ -12,7 +12,8 @@ it back), and as the view grows the pruned set only grows, so earlier requests s
 from __future__ import annotations
 
 from ..llm import approx_tokens
-from ..model import Message, TextPart, ToolPart
+from ..model import Message, ToolPart
+from .view import is_person_turn
 
 PRUNE_PROTECT = 40_000  # tokens of the newest older-than-two-turns tool output that stay
 PRUNE_MINIMUM = 20_000  # prune only when it frees at least this many tokens
@@ -28,14 +29,6 @@ def _tokens(text: str) -> int:
     return approx_tokens(len(text))
 
 
-def _is_turn(m: Message) -> bool:
-    """A user message a person wrote (not the harness's synthetic ones, not a compaction)."""
-    if m.role != "user":
-        return False
-    texts = [p for p in m.parts if isinstance(p, TextPart)]
-    return bool(texts) and not all(p.synthetic for p in texts)
-
-
 def prune(view: list[Message], *, protect: int = PRUNE_PROTECT, minimum: int = PRUNE_MINIMUM,
           turns: int = PROTECTED_TURNS) -> list[Message]:
     """The view with old tool outputs replaced by placeholders (copies; nothing is written)."""
@@ -43,7 +36,7 @@ def prune(view: list[Message], *, protect: int = PRUNE_PROTECT, minimum: int = P
     kept = 0
     chosen: dict[str, tuple[ToolPart, int]] = {}  # part id → (part, tokens of its output)
     for m in reversed(view):
-        if _is_turn(m):
+        if is_person_turn(m):
             seen_turns += 1
             continue
         if seen_turns < turns or m.role != "assistant":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..model import CompactionPart, Message
+from ..model import CompactionPart, Message, TextPart
 from ..store.base import Store, encode_cursor
 
 
@@ -26,6 +26,15 @@ def is_summary(message: Message) -> bool:
         and message.finish is not None
         and message.error is None
     )
+
+
+def is_person_turn(message: Message) -> bool:
+    """A user message a person wrote: not one the harness wrote (synthetic text only), not a
+    compaction request (no text). Tail retention and prune count turns by it."""
+    if message.role != "user":
+        return False
+    texts = [p for p in message.parts if isinstance(p, TextPart)]
+    return bool(texts) and not all(p.synthetic for p in texts)
 
 
 def compaction_part(message: Message) -> CompactionPart | None:
