@@ -16,6 +16,22 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 PANEL = "window.jupyterapp.shell.currentWidget"
 
+# A mutating tool (the build agent asks before each call), defined in a notebook cell.
+NOTE_TOOL = '''import forge_jupyter
+
+@forge_jupyter.tool(mutating=True)
+def write_note(text: str) -> str:
+    """Append a line to notes.txt."""
+    with open("notes.txt", "a") as f:
+        f.write(text + "\\n")
+    return f"wrote {text!r}"
+'''
+
+
+def forge_cell(prompt: str, options: str = "") -> str:
+    """The source of a %%forge cell."""
+    return f"%%forge {options}".rstrip() + "\n" + prompt
+
 
 class Lab:
     """A running JupyterLab: its URL, its root folder, and notebook helpers."""

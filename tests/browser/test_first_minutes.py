@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from lab_helpers import PANEL, NotebookPage
+from lab_helpers import NOTE_TOOL, PANEL, NotebookPage, forge_cell
 
 from forge_jupyter.notebook.warmup import LOADING
 from forge_jupyter.testing import Turn, text, tool_call
@@ -20,20 +20,6 @@ pytestmark = pytest.mark.slow
 
 LOAD = "%load_ext forge_jupyter"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-
-NOTE_TOOL = '''import forge_jupyter
-
-@forge_jupyter.tool(mutating=True)
-def write_note(text: str) -> str:
-    """Append a line to notes.txt."""
-    with open("notes.txt", "a") as f:
-        f.write(text + "\\n")
-    return f"wrote {text!r}"
-'''
-
-
-def forge_cell(prompt: str, options: str = "") -> str:
-    return f"%%forge {options}".rstrip() + "\n" + prompt
 
 
 def kernel_status(page) -> str:

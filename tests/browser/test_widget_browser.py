@@ -10,7 +10,7 @@ import json
 import time
 
 import pytest
-from lab_helpers import NotebookPage
+from lab_helpers import NOTE_TOOL, NotebookPage, forge_cell
 
 from forge_jupyter.testing import Turn, text, tool_call
 
@@ -19,10 +19,6 @@ pytestmark = pytest.mark.slow
 LOAD = "%load_ext forge_jupyter"
 
 WORDS = " ".join(f"word{i}" for i in range(120))
-
-
-def forge_cell(prompt: str, options: str = "") -> str:
-    return f"%%forge {options}".rstrip() + "\n" + prompt
 
 
 def widget_text(nb: NotebookPage, index: int) -> str:
@@ -123,17 +119,6 @@ def test_tool_card_walks_pending_running_completed_and_the_saved_notebook_keeps_
     value = [o for o in saved if o.output_type == "execute_result"]
     assert "All done: the tool waited." in value[0].data["text/html"]
     assert not page.forge_errors
-
-
-NOTE_TOOL = '''import forge_jupyter
-
-@forge_jupyter.tool(mutating=True)
-def write_note(text: str) -> str:
-    """Append a line to notes.txt."""
-    with open("notes.txt", "a") as f:
-        f.write(text + "\\n")
-    return f"wrote {text!r}"
-'''
 
 
 def test_approval_in_the_widget_lets_the_running_cell_finish(page, lab, script):
