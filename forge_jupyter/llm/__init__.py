@@ -6,7 +6,7 @@ chunks → stream events · ``events``: those events · ``usage``: tokens, local
 ``loading``: litellm itself, imported on first use (never at ``import forge_jupyter``).
 """
 
-from .call import stream, timed_out, timeout_error
+from .call import model_output, stream, timed_out, timeout_error, unfinished_step
 from .chunks import ChunkNormalizer, finish_name
 from .events import (
     ReasoningDelta,
@@ -37,6 +37,6 @@ __all__ = [
     "CHARS_PER_TOKEN", "ChunkNormalizer", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
     "ReasoningStart", "StepFinish", "StreamEvent", "TextDelta", "TextEnd", "TextStart", "ToolCall",
     "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "estimated_usage",
-    "finish_name", "input_price", "litellm", "provider_of", "step_cost", "stream", "timed_out",
-    "timeout_error", "to_model_messages", "tokens_from_usage",
+    "finish_name", "input_price", "litellm", "model_output", "provider_of", "step_cost", "stream",
+    "timed_out", "timeout_error", "to_model_messages", "tokens_from_usage", "unfinished_step",
 ]

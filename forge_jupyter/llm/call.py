@@ -6,9 +6,11 @@ the harness owns the retry loop (``session/retry.py``) and records every attempt
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Iterable
 
 from ..errors import ModelTimeout
+from ..model import Part, ReasoningPart, TextPart, ToolPart
 from .chunks import ChunkNormalizer, finish_name
 from .events import StepFinish, StreamEvent
 from .loading import litellm
@@ -77,3 +79,23 @@ async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
         cost=step_cost(request.model, tokens),
         model=request.model,
     )
+
+
+def model_output(parts: Iterable[Part]) -> str:
+    """What the model streamed into ``parts``: text, reasoning, tool calls' names and arguments
+    (not the harness's synthetic notes)."""
+    out = []
+    for p in parts:
+        if isinstance(p, TextPart | ReasoningPart) and not getattr(p, "synthetic", False):
+            out.append(p.text)
+        elif isinstance(p, ToolPart):
+            out.append(p.tool + (p.raw_input if p.raw_input is not None else json.dumps(p.input)))
+    return "".join(out)
+
+
+def unfinished_step(request: LLMRequest, parts: Iterable[Part], reason: str) -> StepFinish:
+    """The step-finish of a round that ended before the provider reported its usage (stopped,
+    or its stream broke): the request and what streamed into ``parts``, counted here and marked
+    estimated; cost None where the price table lacks the model."""
+    tokens = estimated_usage(request.model, request.wire_messages(), model_output(parts))
+    return StepFinish(reason, tokens, step_cost(request.model, tokens), request.model)

@@ -161,5 +161,7 @@ class ChunkNormalizer:
         return out
 
     def output_text(self) -> str:
-        """Everything the model wrote this round, for a local count of its tokens."""
-        return "".join(self.text_out + self.reasoning_out)
+        """Everything the model wrote this round — text, reasoning, tool calls' names and
+        arguments — for a local count of its tokens (as ``call.model_output`` counts parts)."""
+        calls = [acc.name + "".join(acc.arguments) for acc in self.tools.values()]
+        return "".join(self.text_out + self.reasoning_out + calls)

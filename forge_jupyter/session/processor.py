@@ -70,7 +70,8 @@ class Processor:
                  ) -> None:
         self.ctx = ctx
         self.source = source  # where stream events come from: litellm, or a recorded list
-        self.tools = ctx.tools if tools is None else tools
+        # The tools this round may call, by name (a summary's round: none).
+        self.tool_table = ctx.tools if tools is None else tools
         # A compaction summary is one answer in text: no tools run, no limits apply.
         self.summary = assistant.summary
         self.assistant = assistant
@@ -79,10 +80,12 @@ class Processor:
         self._buf: list[str] = []
         self._checkpoints = Checkpoints(self.writer)  # the open block's row, once a second
         self._commit = SharedCommit(self.writer)  # running calls' rows, before they run
-        self._tools: dict[int, ToolPart] = {}
+        self._call_at: dict[int, ToolPart] = {}  # this round's tool calls by stream index
         self._calls: list[ToolPart] = []
         self._finish: str | None = None
         self._received = False
+        self._request: llm.LLMRequest | None = None
+        self._counted = False  # this round's usage is in self.tokens (reported or estimated)
         self.tokens = Tokens()
         self.cost: float | None = 0.0
 
@@ -103,6 +106,7 @@ class Processor:
 
     async def _process(self, request: llm.LLMRequest) -> Outcome:
         ctx = self.ctx
+        self._request = request
         self._put(StepStartPart(session_id=ctx.session.id, message_id=self.assistant.id, model=ctx.model))
         policy = ctx.config.retry
         attempt = 0
@@ -217,14 +221,14 @@ class Processor:
             elif t is llm.ToolInputStart:
                 self._received = True
                 part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
-                self._tools[ev.index] = part
+                self._call_at[ev.index] = part
                 self._put(part)
             elif t is llm.ToolCall:
                 self._received = True
-                part = self._tools.get(ev.index)
+                part = self._call_at.get(ev.index)
                 if part is None:  # a call with no name ever sent: it still gets a card
                     part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
-                    self._tools[ev.index] = part
+                    self._call_at[ev.index] = part
                 try:
                     # valid: a JSON escape like "\ud800" decodes to a lone surrogate
                     args = valid_data(json.loads(ev.arguments)) if ev.arguments.strip() else {}
@@ -256,8 +260,14 @@ class Processor:
         self._put(part)
 
     def _step_finish(self, ev: llm.StepFinish) -> None:
-        ctx = self.ctx
         self._finish = ev.finish_reason
+        self._count_step(ev)
+
+    def _count_step(self, ev: llm.StepFinish) -> None:
+        """Add a round's usage and cost to the message and the prompt's budget; its
+        step-finish part says them."""
+        ctx = self.ctx
+        self._counted = True
         self.tokens = self.tokens.add(ev.tokens)
         if ev.cost is None or self.cost is None:
             self.cost = None
@@ -280,17 +290,13 @@ class Processor:
                                 files=files))
 
     def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
-        part.state, part.error, part.time_end = "error", message, now()
-        part.metadata.update(meta)
-        if part.time_start is None:
-            part.time_start = part.time_end
-        self._put(part)
+        self._put(part.fail(message, **meta))
 
     async def _run_tool(self, part: ToolPart) -> None:
         ctx = self.ctx
-        tool = self.tools.get(part.tool)
+        tool = self.tool_table.get(part.tool)
         if tool is None:
-            available = ", ".join(sorted(self.tools)) or "none"
+            available = ", ".join(sorted(self.tool_table)) or "none"
             name = part.tool or "(no name)"
             self._fail_tool(part, f"Unknown tool {name!r}. Available tools: {available}.")
             return
@@ -315,8 +321,7 @@ class Processor:
             if denied:
                 self._fail_tool(part, denied, permission="denied")
                 return
-        part.state, part.time_start = "running", now()
-        self._put(part)
+        self._put(part.start())
         # Durable before it runs, arguments included: a crash mid-tool leaves the call findable.
         try:
             await self._commit()
@@ -363,9 +368,7 @@ class Processor:
             cut = Truncated(scrub(result.output) or "", False, 0, 0)
         else:
             cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
-        part.state, part.output, part.time_end = "completed", cut.text, now()
-        part.title = result.title
-        part.metadata.update(result.metadata)
+        part.complete(cut.text, title=result.title, metadata=result.metadata)
         if cut.truncated:
             part.metadata["truncated"] = {"total_lines": cut.total_lines,
                                           "total_bytes": cut.total_bytes, "saved": cut.saved_path}
@@ -384,7 +387,23 @@ class Processor:
         tool_error = ABORTED if status == "aborted" else f"not run: {error.message if error else status}"
         for part in close_open_parts(message, tool_error=tool_error, at=now()):
             self._put(part)
+        self._estimate_step(status)
         self._finish_message(status, self._finish if status != "aborted" else "aborted", error)
+
+    def _estimate_step(self, status: str) -> None:
+        """A round stopped (or broken) before the provider reported its usage still cost what
+        streamed: counted here, marked estimated, and priced — "cost unknown" (None) where the
+        price table lacks the model, never $0."""
+        request = self._request
+        if self._counted or request is None:
+            return
+        if not self._received:  # nothing streamed; what the model costs may still be unknown
+            if self.cost is not None and llm.step_cost(request.model, Tokens()) is None:
+                self.cost = None
+            return
+        message = self.writer.message(self.assistant.id) or self.assistant
+        if not message.is_terminal:
+            self._count_step(llm.unfinished_step(request, message.parts, status))
 
     def _finish_message(self, status: str, finish: str | None, error: ErrorInfo | None) -> None:
         current = self.writer.message(self.assistant.id) or self.assistant
