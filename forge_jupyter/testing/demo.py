@@ -140,7 +140,7 @@ def _call(conv: Conversation, tool: str, args: dict[str, Any], say: str) -> list
 def _inventory(conv: Conversation) -> list[Event]:
     step = conv.done_this_turn("variables", {})
     if step is not None and step.output is not None:
-        return [text(_final(f"The `variables` tool returned:\n\n{_quote(step.output)}"))]
+        return [text(_final(f"The `variables` tool returned:\n\n{_fence(step.output)}"))]
     if "variables" not in conv.tools:
         return [text(_final("I would list your variables with the `variables` tool, but it is not "
                             "offered here."))]
@@ -169,10 +169,6 @@ def _lines(output: str) -> list[str]:
     if len(lines) > QUOTED_LINES:
         lines = [*lines[:QUOTED_LINES], f"… ({len(lines) - QUOTED_LINES} more lines)"]
     return lines
-
-
-def _quote(output: str) -> str:
-    return "\n".join(f"> {line[:120]}".rstrip() for line in _lines(output))
 
 
 def _fence(output: str) -> str:

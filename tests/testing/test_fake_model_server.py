@@ -327,7 +327,8 @@ def test_demo_looks_at_variables_then_summarizes_the_result(demo, stream, protoc
     second = stream(demo, protocol, messages=history, tools=tools)
     assert second.text.startswith(DEMO_ANNOUNCEMENT)
     assert "The `variables` tool returned" in second.text
-    assert "> df: DataFrame (3, 2)\n> x: int = 3" in second.text
+    # fenced, not quoted: a blockquote would join the lines when the answer is rendered
+    assert "```text\ndf: DataFrame (3, 2)\nx: int = 3\n```" in second.text
     assert second.tool_calls == {} and second.finish_reason == "stop"
 
 
