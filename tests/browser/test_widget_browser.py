@@ -7,6 +7,7 @@ runs the cells through JupyterLab's own commands and watches the DOM while the c
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -101,6 +102,10 @@ def test_tool_card_walks_pending_running_completed_and_the_saved_notebook_keeps_
     card = nb.widget(2).locator(".forge-tool")
     card.and_(page.locator("[data-state=running]")).wait_for()
     assert card.locator("[data-testid=tool-state]").inner_text() == "running"
+    # The first step's footer, live: openai/fake-model is not in litellm's price table.
+    footer = nb.widget(2).locator("[data-testid=step-footer]").inner_text()
+    assert "cost unknown" in footer and "$0" not in footer, footer
+    assert re.search(r"\b[1-9][\d,]* out\b", footer), footer
     nb.screenshot("tool-running")
     nb.wait_idle(2)
     states = page.evaluate("window.__toolStates")
@@ -180,6 +185,10 @@ def test_stop_aborts_the_run_and_ends_the_cell(page, lab, script):
     value = [o for o in nb.outputs(1) if o["output_type"] == "execute_result"]
     assert value[0]["data"]["text/plain"].startswith("Message(assistant, aborted, ")
     assert "token399" not in value[0]["data"]["text/html"]
+    # What streamed before Stop is counted, said to be estimated, and not priced as $0.
+    shown = value[0]["data"]["text/html"]
+    assert re.search(r"≈[1-9][\d,]* out", shown), shown
+    assert "tokens estimated" in shown and "cost unknown" in shown and "$0" not in shown
     assert not page.forge_errors
 
 
