@@ -113,6 +113,10 @@ class ReasoningPart(_PartBase):
 
 
 class ToolPart(_PartBase):
+    """A tool call. Its state moves only through the transitions below — pending → running
+    (``start``) → completed (``complete``) | error (``fail``; ``interrupt`` when closed from
+    outside) — each setting the fields that state carries; a finished call never changes."""
+
     type: Literal["tool"] = "tool"
     call_id: str
     tool: str
@@ -128,6 +132,41 @@ class ToolPart(_PartBase):
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_TOOL_STATES
+
+    def _leave(self, to: ToolState) -> None:
+        if self.is_terminal:
+            raise ValueError(f"tool call {self.id} is already {self.state}; it cannot become {to}")
+
+    def start(self, *, at: float | None = None) -> ToolPart:
+        """pending → running: the call is about to run."""
+        self._leave("running")
+        self.state, self.time_start = "running", now() if at is None else at
+        return self
+
+    def complete(self, output: str, *, title: str | None = None,
+                 metadata: dict[str, Any] | None = None, at: float | None = None) -> ToolPart:
+        """→ completed, with what the model reads of the result."""
+        self._leave("completed")
+        self.state, self.output, self.title, self.time_end = "completed", output, title, now() if at is None else at
+        self.metadata.update(metadata or {})
+        return self
+
+    def fail(self, error: str, *, at: float | None = None, **metadata: Any) -> ToolPart:
+        """→ error: the call failed, or was refused before it ran (then it took no time:
+        it starts and ends at once)."""
+        self._leave("error")
+        self.state, self.error, self.time_end = "error", error, now() if at is None else at
+        self.metadata.update(metadata)
+        if self.time_start is None:
+            self.time_start = self.time_end
+        return self
+
+    def interrupt(self, error: str, *, at: float | None = None) -> ToolPart:
+        """→ error, closed from outside (a stop, a crashed runner): a call that never started
+        keeps no start."""
+        self._leave("error")
+        self.state, self.error, self.time_end = "error", error, now() if at is None else at
+        return self
 
 
 class FilePart(_PartBase):

@@ -70,7 +70,8 @@ class Processor:
                  ) -> None:
         self.ctx = ctx
         self.source = source  # where stream events come from: litellm, or a recorded list
-        self.tools = ctx.tools if tools is None else tools
+        # The tools this round may call, by name (a summary's round: none).
+        self.tool_table = ctx.tools if tools is None else tools
         # A compaction summary is one answer in text: no tools run, no limits apply.
         self.summary = assistant.summary
         self.assistant = assistant
@@ -79,7 +80,7 @@ class Processor:
         self._buf: list[str] = []
         self._checkpoints = Checkpoints(self.writer)  # the open block's row, once a second
         self._commit = SharedCommit(self.writer)  # running calls' rows, before they run
-        self._tools: dict[int, ToolPart] = {}
+        self._call_at: dict[int, ToolPart] = {}  # this round's tool calls by stream index
         self._calls: list[ToolPart] = []
         self._finish: str | None = None
         self._received = False
@@ -220,14 +221,14 @@ class Processor:
             elif t is llm.ToolInputStart:
                 self._received = True
                 part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
-                self._tools[ev.index] = part
+                self._call_at[ev.index] = part
                 self._put(part)
             elif t is llm.ToolCall:
                 self._received = True
-                part = self._tools.get(ev.index)
+                part = self._call_at.get(ev.index)
                 if part is None:  # a call with no name ever sent: it still gets a card
                     part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
-                    self._tools[ev.index] = part
+                    self._call_at[ev.index] = part
                 try:
                     # valid: a JSON escape like "\ud800" decodes to a lone surrogate
                     args = valid_data(json.loads(ev.arguments)) if ev.arguments.strip() else {}
@@ -289,17 +290,13 @@ class Processor:
                                 files=files))
 
     def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
-        part.state, part.error, part.time_end = "error", message, now()
-        part.metadata.update(meta)
-        if part.time_start is None:
-            part.time_start = part.time_end
-        self._put(part)
+        self._put(part.fail(message, **meta))
 
     async def _run_tool(self, part: ToolPart) -> None:
         ctx = self.ctx
-        tool = self.tools.get(part.tool)
+        tool = self.tool_table.get(part.tool)
         if tool is None:
-            available = ", ".join(sorted(self.tools)) or "none"
+            available = ", ".join(sorted(self.tool_table)) or "none"
             name = part.tool or "(no name)"
             self._fail_tool(part, f"Unknown tool {name!r}. Available tools: {available}.")
             return
@@ -324,8 +321,7 @@ class Processor:
             if denied:
                 self._fail_tool(part, denied, permission="denied")
                 return
-        part.state, part.time_start = "running", now()
-        self._put(part)
+        self._put(part.start())
         # Durable before it runs, arguments included: a crash mid-tool leaves the call findable.
         try:
             await self._commit()
@@ -372,9 +368,7 @@ class Processor:
             cut = Truncated(scrub(result.output) or "", False, 0, 0)
         else:
             cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
-        part.state, part.output, part.time_end = "completed", cut.text, now()
-        part.title = result.title
-        part.metadata.update(result.metadata)
+        part.complete(cut.text, title=result.title, metadata=result.metadata)
         if cut.truncated:
             part.metadata["truncated"] = {"total_lines": cut.total_lines,
                                           "total_bytes": cut.total_bytes, "saved": cut.saved_path}

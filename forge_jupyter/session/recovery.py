@@ -30,9 +30,7 @@ def close_open_parts(message: Message, *, tool_error: str, at: float) -> list:
         if isinstance(part, TextPart | ReasoningPart):
             closed.append(part.model_copy(update={"text": part.text.rstrip(), "time_end": at}))
         elif isinstance(part, ToolPart):
-            closed.append(
-                part.model_copy(update={"state": "error", "error": tool_error, "time_end": at})
-            )
+            closed.append(part.model_copy().interrupt(tool_error, at=at))
     return closed
 
 
