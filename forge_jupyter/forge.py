@@ -103,6 +103,9 @@ class Forge:
         self.namespace: dict[str, Any] = namespace if namespace is not None else {}
         self.root = str(Path(root).resolve()) if root is not None else None
         self._output_root = Path(output_root) if output_root is not None else None
+        # Whether a notebook front end shows the tools' rich outputs (plots): the notebook
+        # controller sets it; the python tool tells the model whether the person saw a plot.
+        self.display_available = False
         self.bus = Bus()
         self.projection = Projection(self.store, on_rejected=self._rows_rejected)
         self.approvals = Approvals(self.bus)

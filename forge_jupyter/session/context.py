@@ -50,6 +50,7 @@ class RunContext:
     scrub: Callable[[str | None], str | None] = lambda text: text  # secrets out of outputs
     output_dir: str | None = None  # where full outputs of truncated tool results go
     prepare: Callable[[Any], Any] | None = None  # plugin hooks over each model request
+    display_available: bool = False  # a notebook front end shows the tools' rich outputs
 
     def view(self) -> list[Message]:
         """The model's view as this run holds it now (the writer's mirror), oldest first."""

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 from .. import llm
-from ..bus import SessionStatus, ToolOutput
+from ..bus import DisplayData, SessionStatus, ToolOutput
 from ..errors import ToolError
 from ..model import (
     ErrorInfo,
@@ -337,10 +337,14 @@ class Processor:
             if shown:
                 ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, shown))
 
+        def display(bundle: dict[str, str]) -> None:
+            ctx.bus.publish(DisplayData(ctx.session.id, part.id, bundle))
+
         tctx = ToolContext(
             session_id=ctx.session.id, message_id=self.assistant.id, call_id=part.call_id,
             part_id=part.id, forge=ctx.forge, root=ctx.session.directory,
-            output_dir=ctx.output_dir, emit_output=emit, extra={"ctx": ctx},
+            output_dir=ctx.output_dir, run=ctx, emit_output=emit, emit_display=display,
+            display_available=ctx.display_available,
         )
         timeout = tool.timeout or ctx.config.tool_timeout
         try:

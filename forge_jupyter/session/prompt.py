@@ -83,7 +83,7 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
             gate=forge.permission_gate(session, rules), scrub=scrubber,
             output_dir=forge.output_dir(sid), prepare=forge.prepare_request,
             compaction_ratio=forge.compaction_ratio, char_budget=forge.char_budget,
-            permissions=rules,
+            permissions=rules, display_available=forge.display_available,
         )
         ctx.aborted = run.abort_requested
         run.ctx = ctx

@@ -6,9 +6,10 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from .permission import Subject, subject_of
+from ..model import Part, SessionInfo
+from .permission import Permissions, Subject, subject_of
 from .schema import function_schema
 
 
@@ -19,6 +20,22 @@ class ToolResult:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+class PartWriter(Protocol):
+    def update_part(self, part: Part) -> Part: ...
+
+
+class Run(Protocol):
+    """What a tool may use of the run its call belongs to (``session.context.RunContext`` is
+    one): the session, the model, the turn's layered permissions, the write entry, a flush."""
+
+    session: SessionInfo
+    model: str
+    permissions: Permissions | None
+    writer: PartWriter
+
+    async def flush(self) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a running tool may know and use about the call it serves."""
@@ -27,11 +44,14 @@ class ToolContext:
     message_id: str
     call_id: str
     part_id: str
-    forge: Any = None  # the Forge facade (namespace, store, config)
+    forge: Any = None  # the Forge facade (namespace, store, agents, sessions)
     root: str | None = None  # the session's directory: file tools never leave it
     output_dir: str | None = None  # where full outputs of truncated results are saved
-    emit_output: Callable[[str, str], None] | None = None  # (stream, text) → shown live
-    extra: dict[str, Any] = field(default_factory=dict)
+    run: Run | None = None  # the run the call belongs to; None outside a run (a direct call)
+    # Live output, one route for both: the run publishes them on its bus (printed text scrubbed).
+    emit_output: Callable[[str, str], None] | None = None  # (stream, text) it printed
+    emit_display: Callable[[dict[str, str]], None] | None = None  # a MIME bundle (a plot) to show
+    display_available: bool = False  # a notebook front end shows what emit_display sends
 
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]

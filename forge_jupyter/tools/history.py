@@ -77,9 +77,8 @@ def _read(store: Any, session_id: str, offset: int, limit: int, message_id: str 
 async def run_history(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if ctx.forge is None:
         raise ToolError("history needs a Forge store")
-    run = ctx.extra.get("ctx")
-    if run is not None:
-        await run.flush()
+    if ctx.run is not None:  # what this run wrote so far is readable
+        await ctx.run.flush()
     text = await asyncio.to_thread(_read, ctx.forge.store, ctx.session_id, int(args.get("offset", 0)),
                                    int(args.get("limit", 20)), args.get("message_id"),
                                    args.get("part_id"))

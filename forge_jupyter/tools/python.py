@@ -24,7 +24,6 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from ..bus import DisplayData
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult
 from .truncate import BoundedOutput
@@ -188,14 +187,13 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     value_png = _value_png(value) if value is not None else None
     if value_png:
         pngs.append(value_png)
-    shown = forge is not None and getattr(forge, "display_available", False)
     for png in pngs:
         size = _png_size(png)
         label = f"image/png {size[0]}×{size[1]}" if size else "image/png"
-        displays.append(label + (", shown to the user" if shown else " (no display here to show it)"))
-        if forge is not None:
-            forge.bus.publish(DisplayData(ctx.session_id, ctx.part_id, {
-                "image/png": base64.b64encode(png).decode(), "text/plain": label}))
+        displays.append(label + (", shown to the user" if ctx.display_available
+                                 else " (no display here to show it)"))
+        if ctx.emit_display is not None:
+            ctx.emit_display({"image/png": base64.b64encode(png).decode(), "text/plain": label})
 
     captured = out.result()
     printed = captured.text

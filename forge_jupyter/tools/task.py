@@ -17,7 +17,7 @@ from .base import Tool, ToolContext, ToolResult
 
 async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     forge = ctx.forge
-    run = ctx.extra.get("ctx")
+    run = ctx.run
     if forge is None or run is None:
         raise ToolError("task needs a running Forge session")
     agent = args.get("agent") or "plan"
