@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from forge_jupyter.model import Event, Message, SessionInfo, TextPart, now
-from forge_jupyter.store.base import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.projection import Projection
 
 

@@ -32,17 +32,9 @@ from forge_jupyter.model import (
     Tokens,
     now,
 )
-from forge_jupyter.store.base import (
-    AppendMessage,
-    MessageState,
-    PartState,
-    PutMessage,
-    PutPart,
-    SessionState,
-    WriteState,
-    plan_write,
-)
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+from forge_jupyter.store.plan import MessageState, PartState, SessionState, WriteState, plan_write
 
 TEXT = "The quick brown fox jumps over the lazy dog. " * 6  # ~270 characters, a short paragraph
 

@@ -35,8 +35,9 @@ from .ids import new_id
 from .model import Event, Message, SessionInfo, now, part_from_json
 from .scrub import Scrubber
 from .session.recovery import close_open_parts
-from .store.base import AppendMessage, Op, PutEvent, PutMessage, PutPart, Store
+from .store.base import Store
 from .store.memory import MemoryStore
+from .store.ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 FORMAT = "forge-jupyter.session"
 VERSION = 1

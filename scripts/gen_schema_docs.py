@@ -33,8 +33,8 @@ from forge_jupyter.model import (
     Tokens,
     ToolPart,
 )
-from forge_jupyter.store.base import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.schema import LATEST
 from forge_jupyter.store.views import VIEW_NAMES, VIEWS
 

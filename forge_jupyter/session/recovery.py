@@ -15,7 +15,8 @@ from __future__ import annotations
 import time
 
 from ..model import Event, Message, ReasoningPart, TextPart, ToolPart, now
-from ..store.base import Op, PutEvent, PutMessage, PutPart, Store
+from ..store.base import Store
+from ..store.ops import Op, PutEvent, PutMessage, PutPart
 from . import runner
 
 INTERRUPTED = "interrupted: the process running this call stopped before it finished"

@@ -39,26 +39,11 @@ from ..model import (
     ToolPart,
     part_from_json,
 )
-from .base import (
-    DEFAULT_TENANT,
-    PAGE_SIZE,
-    AppendMessage,
-    MessageState,
-    Op,
-    Page,
-    PartState,
-    PutEvent,
-    SessionState,
-    Store,
-    WritePlan,
-    WriteState,
-    batch_ids,
-    decode_cursor,
-    encode_cursor,
-    plan_write,
-)
+from .base import DEFAULT_TENANT, PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
 from .duckdb_errors import path_error
 from .duckdb_file import DuckDBFile, shared_file
+from .ops import AppendMessage, Op, PutEvent, batch_ids
+from .plan import MessageState, PartState, SessionState, WritePlan, WriteState, plan_write
 from .schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -499,7 +484,7 @@ class DuckDBStore(Store):
     def _write_state(self, con: duckdb.DuckDBPyConnection, ops: list[Op]) -> WriteState:
         """Every existing row the batch touches: one query of primary-key lookups, and a second
         one for the timeline's last message when the batch appends to a timeline."""
-        message_ids, part_ids, session_ids, event_ids = batch_ids(ops)
+        ids = batch_ids(ops)
         branches: list[str] = []
         params: list[Any] = []
 
@@ -510,14 +495,14 @@ class DuckDBStore(Store):
                 params.extend(extra)
                 params.extend(values)
 
-        branch(_MESSAGE_STATE, message_ids)
+        branch(_MESSAGE_STATE, ids.messages)
         branch("SELECT 'p', id, tenant_id, session_id, message_id, NULL, data FROM part "
-               "WHERE id IN ({ids})", part_ids)
+               "WHERE id IN ({ids})", ids.parts)
         branch("SELECT 's', id, tenant_id, last_message_id, CAST(timeline_length AS VARCHAR), "
                "CASE WHEN deleted_at IS NULL THEN 'live' ELSE 'deleted' END, NULL FROM session "
-               "WHERE tenant_id = ? AND id IN ({ids})", session_ids, self.tenant_id)
+               "WHERE tenant_id = ? AND id IN ({ids})", ids.sessions, self.tenant_id)
         branch("SELECT 'e', id, tenant_id, NULL, NULL, NULL, NULL FROM event "
-               "WHERE id IN ({ids})", event_ids)
+               "WHERE id IN ({ids})", ids.events)
         state = WriteState()
         self._read_state(con.execute(" UNION ALL ".join(branches), params).fetchall(), state)
         appended = {op.session_id for op in ops if isinstance(op, AppendMessage)}

@@ -16,22 +16,9 @@ from typing import Any
 
 from ..errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
 from ..model import Event, Message, Part, SessionInfo
-from .base import (
-    DEFAULT_TENANT,
-    PAGE_SIZE,
-    MessageState,
-    Op,
-    Page,
-    PartState,
-    PutEvent,
-    SessionState,
-    Store,
-    WriteState,
-    batch_ids,
-    decode_cursor,
-    encode_cursor,
-    plan_write,
-)
+from .base import DEFAULT_TENANT, PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
+from .ops import Op, PutEvent, batch_ids
+from .plan import MessageState, PartState, SessionState, WriteState, plan_write
 
 
 @dataclass
@@ -201,9 +188,10 @@ class MemoryStore(Store):
 
     def write(self, ops: Sequence[Op]) -> None:
         with self.db.lock:
-            message_ids, part_ids, session_ids, event_ids = batch_ids(ops)
+            ids = batch_ids(ops)
+            message_ids = set(ids.messages)
             state = WriteState()
-            for sid in session_ids:  # an append is checked against the timeline's last message
+            for sid in ids.sessions:  # an append is checked against the timeline's last message
                 pointers = self.db.timeline.get(sid)
                 if pointers and self.db.sessions[sid].tenant_id == self.tenant_id:
                     message_ids.add(pointers[-1])
@@ -212,12 +200,12 @@ class MemoryStore(Store):
                 if found:
                     tenant, m = found
                     state.messages[mid] = MessageState(tenant, m.session_id, m.role, m.status, m.is_terminal)
-            for pid in part_ids:
+            for pid in ids.parts:
                 found_part = self.db.parts.get(pid)
                 if found_part:
                     tenant, p = found_part
                     state.parts[pid] = PartState(tenant, p.session_id, p.message_id, p.is_terminal)
-            for sid in session_ids:
+            for sid in ids.sessions:
                 row = self.db.sessions.get(sid)
                 if row is not None and row.tenant_id == self.tenant_id:
                     pointers = self.db.timeline.get(sid, [])
@@ -226,7 +214,7 @@ class MemoryStore(Store):
                         last_message_id=pointers[-1] if pointers else None,
                         last_pos=len(pointers) - 1,
                     )
-            state.event_ids = event_ids & self.db.event_ids
+            state.event_ids = ids.events & self.db.event_ids
             plan = plan_write(self.tenant_id, ops, state)
             # validated: apply (nothing below can fail)
             for mid, m in plan.messages.items():

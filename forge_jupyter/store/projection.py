@@ -31,7 +31,8 @@ from typing import Any
 
 from ..errors import SchemaTooNew, StoreUnavailable, StoreUnreadable
 from ..model import ErrorInfo, Event, Message, Part, TextPart, now
-from .base import AppendMessage, Op, PutEvent, PutMessage, PutPart, Store
+from .base import Store
+from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 log = logging.getLogger(__name__)
 Key = tuple[Any, ...]

@@ -24,7 +24,8 @@ from forge_jupyter.model import (
     ToolPart,
     now,
 )
-from forge_jupyter.store.base import AppendMessage, PutMessage, PutPart, Store
+from forge_jupyter.store.base import Store
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 # SQL backends keep timestamps to the microsecond (TIMESTAMPTZ)
 _TIMESTAMPS = {"created_at", "updated_at", "completed_at", "time_start", "time_end"}

@@ -8,7 +8,7 @@ from contract_helpers import finish, new_session, running_assistant, text, tool,
 
 from forge_jupyter.errors import Immutable, MessageRunning, NotFound
 from forge_jupyter.model import Message, SessionInfo, now
-from forge_jupyter.store.base import AppendMessage, PutMessage, PutPart
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 
 def test_late_part_write_to_a_finished_message_rejected(store):

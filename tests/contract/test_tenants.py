@@ -8,7 +8,7 @@ from contract_helpers import finish, new_session, running_assistant, text, user_
 
 from forge_jupyter.errors import DuplicateId, NotFound
 from forge_jupyter.model import Event, Message, SessionInfo
-from forge_jupyter.store.base import AppendMessage, PutMessage
+from forge_jupyter.store.ops import AppendMessage, PutMessage
 
 
 @pytest.fixture

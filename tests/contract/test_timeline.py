@@ -7,7 +7,7 @@ from contract_helpers import finish, new_session, running_assistant, text, user_
 
 from forge_jupyter.errors import DuplicateId, NotFound
 from forge_jupyter.model import Message, TextPart, now
-from forge_jupyter.store.base import AppendMessage, PutMessage, PutPart
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 
 def test_appends_build_the_timeline_in_order(store):

@@ -16,7 +16,7 @@ from contract_helpers import (
 
 from forge_jupyter.errors import DuplicateId, Immutable, NotFound, SessionDeleted
 from forge_jupyter.model import PART_TYPES, Event, Message, TextPart, part_from_json
-from forge_jupyter.store.base import AppendMessage, PutEvent, PutMessage, PutPart
+from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 
 
 def test_message_row_reads_back_whole(store):

@@ -9,7 +9,7 @@ import pytest
 
 from forge_jupyter.errors import SessionBusy
 from forge_jupyter.model import Message, TextPart, ToolPart
-from forge_jupyter.store.base import AppendMessage, PutMessage, PutPart
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import Turn, text
 
 

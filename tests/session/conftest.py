@@ -7,7 +7,7 @@ import json
 import pytest
 
 from forge_jupyter.model import CompactionPart, Message, TextPart, ToolPart, now
-from forge_jupyter.store.base import AppendMessage, PutMessage, PutPart
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 
 def words(tag: str, n: int = 20) -> str:

@@ -12,8 +12,8 @@ import sys
 import time
 
 from forge_jupyter.model import Event, Message, SessionInfo, TextPart
-from forge_jupyter.store.base import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 
 
 def _running_message(store: DuckDBStore) -> Message:

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from forge_jupyter.model import ErrorInfo, Message, SessionInfo, StepFinishPart, Tokens, ToolPart
-from forge_jupyter.store.base import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 
 @pytest.fixture
