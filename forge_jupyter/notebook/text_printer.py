@@ -19,8 +19,6 @@ from typing import Any
 
 ERROR_CHARS = 600  # a tool error's first paragraph is shown up to a sentence end within this
 
-DENIED_BY = {"widget": "you, in the widget", "user": "you", "forge": "forge", "rule": "a rule"}
-
 
 def seconds(value: float | None) -> str:
     from ..render import seconds as fmt
@@ -38,16 +36,12 @@ def first_paragraph(text: str, limit: int = ERROR_CHARS) -> str:
 
 
 def decision_text(decision: dict[str, Any] | None) -> str:
-    """Who answered an approval, and how: "denied by you, in the widget — not now"."""
-    if not decision:
-        return ""
-    answer = decision.get("answer")
-    by = decision.get("by") or ""
-    who = f"rule {decision['rule']}" if by == "rule" and decision.get("rule") else DENIED_BY.get(by, by)
-    word = {"once": "allowed once", "session": "allowed for the session",
-            "deny": "denied"}.get(str(answer), str(answer))
-    reason = f" — {decision['reason']}" if decision.get("reason") else ""
-    return f"{word} by {who}{reason}" if who else f"{word}{reason}"
+    """Who answered an approval, and how, inside a line: "denied by you, in the widget — not
+    now" (the record's and the widget's words, render.decision_text)."""
+    from ..render import decision_text as said_by
+
+    said = said_by(decision)
+    return said[:1].lower() + said[1:]
 
 
 class TextPrinter:

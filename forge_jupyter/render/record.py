@@ -129,16 +129,55 @@ def _turn_parts(messages: Sequence[Message]) -> Iterable[tuple[Message, Any]]:
             yield m, p
 
 
+# Who decided a tool call, and how: the words the live widget uses (js/widget/src/view.js,
+# decisionText) for the decision a tool part keeps in ``metadata["decision"]`` — answer (once,
+# session, deny), by (widget, user, forge — no one could answer —, rule, or a name), rule, reason.
+ANSWER_WORDS = {"once": "Allowed once", "session": "Allowed for this session", "deny": "Denied"}
+DECIDED_BY = {"widget": "you, in the widget", "user": "you", "forge": "forge"}
+
+
+def decision_text(decision: dict[str, Any] | None) -> str:
+    """"Denied by you, in the widget — not now", "Denied by rule python:*=deny", "Allowed once
+    by you, in the widget"; "" when nothing was decided."""
+    if not decision:
+        return ""
+    answer, by = decision.get("answer"), decision.get("by")
+    said = ANSWER_WORDS.get(str(answer), str(answer))
+    if by == "rule":
+        who = f"rule {decision['rule']}" if decision.get("rule") else "a rule"
+    else:
+        who = DECIDED_BY.get(str(by), str(by)) if by else ""
+    reason = f" — {decision['reason']}" if decision.get("reason") else ""
+    return f"{said}{f' by {who}' if who else ''}{reason}"
+
+
+def tool_denied(p: ToolPart) -> bool:
+    """A call the permission gate refused (a rule, a person, or no one to ask): it never ran."""
+    return p.state == "error" and p.metadata.get("permission") == "denied"
+
+
+def _decision(p: ToolPart) -> dict[str, Any] | None:
+    decision = p.metadata.get("decision")
+    return decision if isinstance(decision, dict) else None
+
+
 def _tool_html(p: ToolPart) -> str:
-    head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>", text(p.state)]
+    denied = tool_denied(p)
+    head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>",
+            text("denied" if denied else p.state)]
     if (d := duration(p)) is not None:
         head.append(seconds(d))
     line = " · ".join(head)
-    if p.title:
+    if p.title and p.title != p.tool:  # "variables — variables" says nothing twice
         line += f" — {text(p.title)}"
     blocks = [paragraph(line)]
     if args := _args_html(p):
         blocks.append(args)
+    decision = _decision(p)
+    if denied:
+        blocks.append(paragraph(f"<strong>{text(decision_text(decision) or 'Denied')}</strong>"))
+    elif decision and decision.get("answer") in ("once", "session"):
+        blocks.append(paragraph(f"<em>{text(decision_text(decision))}</em>"))
     if p.state == "completed" and p.output is not None:
         out = _clip(p.output or "(no output)", OUTPUT_LIMIT)
         n = (p.output or "").count("\n") + 1
@@ -283,10 +322,15 @@ def _part_text(m: Message, p: Any) -> str | None:
     if isinstance(p, ReasoningPart):
         return f"[reasoning] {p.text}" if p.text else None
     if isinstance(p, ToolPart):
+        if tool_denied(p):
+            said = decision_text(_decision(p)) or "Denied: " + _first_line(p.error)
+            return f"[{p.tool}] {said[:1].lower()}{said[1:]}"
         d = duration(p)
         line = f"[{p.tool}] {p.state}" + (f" in {seconds(d)}" if d is not None else "")
+        if p.title and p.title != p.tool:
+            line += f" — {p.title}"
         if p.state == "error" and p.error:
-            line += f": {p.error.strip().splitlines()[0] if p.error.strip() else ''}"
+            line += f": {_first_line(p.error)}"
         return line
     if isinstance(p, StepFinishPart):
         return f"[step] {usage(p.tokens, p.cost, p.model)}"
@@ -299,6 +343,11 @@ def _part_text(m: Message, p: Any) -> str | None:
     if isinstance(p, SubtaskPart):
         return f"[subtask {p.agent}] {p.description or p.prompt}"
     return None
+
+
+def _first_line(value: str | None) -> str:
+    stripped = (value or "").strip()
+    return stripped.splitlines()[0] if stripped else ""
 
 
 def turn_work_text(messages: Sequence[Message], *, with_answer: bool = False) -> str:

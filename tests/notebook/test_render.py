@@ -182,3 +182,63 @@ def test_a_background_turn_record_can_end_with_its_answer():
     assert render.message_html(last) in html
     assert "the answer" not in render.turn_work_html([last])
     assert render.turn_work_text([last], with_answer=True).endswith(render.message_text(last))
+
+
+def denied_call(tool: str, **decision) -> ToolPart:
+    return part(ToolPart, call_id=f"c-{tool}", tool=tool, state="error", input={"code": "x"},
+                error=f"Permission denied: {tool} is not allowed here.", time_start=2.0,
+                time_end=2.0, metadata={"permission": "denied",
+                                        **({"decision": decision} if decision else {})})
+
+
+def test_a_denied_call_says_denied_and_who_answered_not_error():
+    calls = [
+        denied_call("python", answer="deny", by="widget", reason="not now"),
+        denied_call("write", answer="deny", by="rule", rule="write:locked/*=deny"),
+        denied_call("edit", answer="deny", by="forge", reason="no one can answer approvals here"),
+        denied_call("sql"),  # a row written before decisions were kept on the part
+    ]
+    allowed = part(ToolPart, call_id="c-ok", tool="python", state="completed", input={"code": "1"},
+                   output="1", time_start=1.0, time_end=1.1, title="1",
+                   metadata={"decision": {"answer": "once", "by": "widget"}})
+    turn = [assistant(*calls, allowed, status="completed"),
+            assistant(part(TextPart, text="done"), status="completed")]
+    html = render.turn_work_html(turn)
+    check_html(html)
+    assert "· error" not in html
+    assert "<strong><code>python</code></strong> · denied · 0 ms" in html
+    assert "<strong>Denied by you, in the widget — not now</strong>" in html
+    assert "<strong>Denied by rule write:locked/*=deny</strong>" in html
+    assert "<strong>Denied by forge — no one can answer approvals here</strong>" in html
+    assert "<strong><code>sql</code></strong> · denied" in html and "<strong>Denied</strong>" in html
+    assert "<pre><code>Permission denied: write is not allowed here.</code></pre>" in html
+    assert "<em>Allowed once by you, in the widget</em>" in html
+    text = render.turn_work_text(turn)
+    assert "[python] denied by you, in the widget — not now" in text
+    assert "[write] denied by rule write:locked/*=deny" in text
+    assert "[sql] denied: Permission denied: sql is not allowed here." in text
+
+
+def test_a_tool_card_does_not_repeat_a_title_that_is_the_tools_name():
+    same = part(ToolPart, call_id="c1", tool="variables", state="completed", input={},
+                output="df: DataFrame", time_start=1.0, time_end=1.082, title="variables")
+    other = part(ToolPart, call_id="c2", tool="read", state="completed", input={"path": "a.txt"},
+                 output="hi", time_start=1.0, time_end=1.01, title="a.txt")
+    turn = [assistant(same, other, status="completed"),
+            assistant(part(TextPart, text="ok"), status="completed")]
+    html = render.turn_work_html(turn)
+    assert "<strong><code>variables</code></strong> · completed · 82 ms</p>" in html
+    assert "<strong><code>read</code></strong> · completed · 10 ms — a.txt</p>" in html
+    text = render.turn_work_text(turn)
+    assert "[variables] completed in 82 ms\n" in text and "[read] completed in 10 ms — a.txt" in text
+
+
+def test_the_demo_models_quoted_tool_output_keeps_its_line_breaks():
+    from forge_jupyter.testing.demo import _fence
+
+    output = "df: DataFrame (3, 2)\nx: int = 3\n```\nnot the end"
+    answer = assistant(part(TextPart, text=f"The `variables` tool returned:\n\n{_fence(output)}"),
+                       status="completed")
+    html = render.message_html(answer)
+    check_html(html)
+    assert "<pre><code>df: DataFrame (3, 2)\nx: int = 3\n```\nnot the end\n</code></pre>" in html
