@@ -8,17 +8,22 @@ person writes, runs elsewhere: in a DuckDB holding only the tenant's rows (store
 
 Results have stable columns and dtypes, empty or not: timestamps ``datetime64[us, UTC]``,
 token counts ``int64`` (``Int64`` where they may be missing), costs ``float64`` (NaN where
-the price table does not know the model), ids and names pandas strings.
+the price table does not know the model), ids and names pandas strings. ``sessions()`` and
+``history()`` display the columns a person reads, with short ids (frame_display.py); their data
+keep every column and the full ids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .errors import NotFound
+from .frame_display import HISTORY_DISPLAY, SESSIONS_DISPLAY, ReadableFrame
+from .ids import match_short
 from .store.views import select
 
 if TYPE_CHECKING:
@@ -45,7 +50,7 @@ _TOKENS = ("tokens_input:int tokens_output:int tokens_reasoning:int tokens_cache
            "tokens_cache_write:int")
 
 SESSIONS = _spec(
-    "session_id:str name:str title:str agent:str model:str directory:str parent_id:str "
+    "session_id:str name:str title:str agent:str model:str models:str directory:str parent_id:str "
     "forked_from_session:str forked_from_message:str created_at:time updated_at:time "
     "messages:int steps:int tokens_input:int tokens_output:int cost:float"
 )
@@ -89,6 +94,7 @@ HISTORY = _spec(
     "visible_to_model:bool"
 )
 EVENTS = _spec("event_id:str session_id:str type:str actor:str created_at:time data:str")
+
 _TOTALS = _spec(f"steps:int {_TOKENS} cost:float unpriced_steps:int")
 
 # costs(by=…): the grouping columns of each key, as (SQL expression, column name, dtype code)
@@ -143,13 +149,40 @@ def utc(value: When) -> pd.Timestamp | None:
 
 
 def session_id(store: Store, session: Any) -> str | None:
-    """The id of a session given as a Session, a SessionInfo, an id or a name (this tenant)."""
+    """The id of a session given as a Session, a SessionInfo, an id, a name (this tenant) or
+    an id as the frames show it (``ses_…k3Vq9a``)."""
     if session is None:
         return None
     ref = getattr(session, "id", session)
     if not isinstance(ref, str):
         raise TypeError(f"a session is a Session, an id or a name, not {type(session).__name__}")
-    return store.find_session(ref).id
+    try:
+        return store.find_session(ref).id
+    except NotFound:
+        full = short_session_id(store, ref)
+        if full is None:
+            raise
+        return full
+
+
+def short_session_id(store: Store, ref: str) -> str | None:
+    """The session id ``ref`` abbreviates as the frames show ids (``ses_…k3Vq9a``), if any."""
+    if not any(mark in ref for mark in ("…", "...")):
+        return None
+
+    def every_id() -> Iterator[str]:
+        cursor = None
+        while True:
+            page = store.list_sessions(cursor=cursor)
+            yield from (info.id for info in page.items)
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    try:
+        return match_short(ref, every_id())
+    except LookupError as exc:
+        raise NotFound(str(exc)) from None
 
 
 class Where:
@@ -205,19 +238,47 @@ def _from_view(store: Store, view: str, spec: dict[str, str], where: Where, orde
 
 def sessions(store: Store, *, since: When = None, until: When = None) -> pd.DataFrame:
     """Live sessions (created in the range), oldest first, with their step, token and cost totals
-    (of the messages each session wrote)."""
+    (of the messages each session wrote; one that has not run yet cost $0) and ``models``: the
+    models its answers came from, first used first. ``title`` is the stored one, else — a
+    session of a file written before titles were stored, or a fork — the first line of the
+    first prompt in its timeline (the same rule, session/title.py)."""
+    from .session.title import title_of
+
     where = Where().between("s.created_at", since, until)
     sql = f"""
-        SELECT s.* EXCLUDE (tenant_id), coalesce(c.steps, 0) AS steps,
+        SELECT s.* EXCLUDE (tenant_id), mm.models, coalesce(c.steps, 0) AS steps,
                coalesce(c.tokens_input, 0) AS tokens_input,
-               coalesce(c.tokens_output, 0) AS tokens_output, c.cost
+               coalesce(c.tokens_output, 0) AS tokens_output,
+               -- nothing spent yet is $0; NULL stays for a price the table does not know
+               CASE WHEN c.session_id IS NULL THEN 0 ELSE c.cost END AS cost, f.first_prompt
         FROM sessions s LEFT JOIN (
             SELECT session_id, count(*) AS steps, sum(tokens_input)::BIGINT AS tokens_input,
                    sum(tokens_output)::BIGINT AS tokens_output, sum(cost) AS cost
             FROM costs GROUP BY session_id
         ) c ON c.session_id = s.session_id
+        LEFT JOIN (
+            SELECT session_id, string_agg(model, ', ' ORDER BY first_used, model) AS models
+            FROM (SELECT session_id, model, min(created_at) AS first_used FROM message
+                  WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model)
+            GROUP BY session_id
+        ) mm ON mm.session_id = s.session_id
+        LEFT JOIN (
+            -- only for sessions with no stored title: the first prompt of the timeline
+            SELECT sm.session_id, arg_min(p.data ->> '$.text', (sm.pos, p.id)) AS first_prompt
+            FROM session_message sm
+            JOIN message u ON u.id = sm.message_id AND u.role = 'user'
+            JOIN part p ON p.message_id = u.id AND p.type = 'text'
+                       AND NOT coalesce(TRY_CAST(p.data ->> '$.synthetic' AS BOOLEAN), false)
+            WHERE sm.session_id IN (SELECT session_id FROM sessions WHERE title IS NULL)
+            GROUP BY sm.session_id
+        ) f ON f.session_id = s.session_id
         {where.sql()} ORDER BY s.created_at, s.session_id"""
-    return query(store, sql, where.params, SESSIONS)
+    with store.reading() as con:
+        frame = select(con, sql, where.params or None, store.tenant_id)
+    if len(frame):
+        derived = frame["first_prompt"].map(lambda t: None if t is None or t != t else title_of(t))
+        frame["title"] = frame["title"].where(frame["title"].notna(), derived)
+    return ReadableFrame.of(typed(frame, SESSIONS), SESSIONS_DISPLAY)
 
 
 def messages(store: Store, session: Any = None, *, role: OneOrMany = None,
@@ -318,7 +379,7 @@ def history(store: Store, session: Any, include_superseded: bool = False) -> pd.
         )
         SELECT h.*, x.text, coalesce(x.tool_calls, 0) AS tool_calls
         FROM h LEFT JOIN x ON x.message_id = h.message_id ORDER BY h.pos"""
-    return query(store, sql, where.params, HISTORY)
+    return ReadableFrame.of(query(store, sql, where.params, HISTORY), HISTORY_DISPLAY)
 
 
 def events(store: Store, session: Any = None, type: OneOrMany = None, *, since: When = None,

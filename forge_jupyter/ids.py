@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Iterable
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _PREFIXES = {"session": "ses", "message": "msg", "part": "prt", "event": "evt", "approval": "apr"}
@@ -48,3 +49,39 @@ def new_id(kind: str) -> str:
     ms, counter = _next_stamp()
     return f"{prefix}_{ms:012x}{counter:04x}{_random_tail()}"
 
+
+
+# A shown id: the prefix and the last characters of the random tail (``ses_…k3Vq9a``). Ids made
+# in the same millisecond share everything but counter and tail, so the tail is what tells
+# them apart; six base62 characters make two ids of one store look alike about once in 5e10.
+SHORT_TAIL = 6
+_ELLIPSES = ("…", "...")
+
+
+def short(value: str) -> str:
+    """``value`` as a person reads it in a table: ``ses_…k3Vq9a``; anything that is not one
+    of our ids is returned as it is."""
+    prefix, sep, rest = value.partition("_")
+    if not sep or prefix not in _PREFIXES.values() or len(rest) != 26 or not rest.isalnum():
+        return value
+    return f"{prefix}_…{rest[-SHORT_TAIL:]}"
+
+
+def match_short(ref: str, ids: Iterable[str]) -> str | None:
+    """The one id of ``ids`` that ``ref`` abbreviates (``ses_…k3Vq9a``, ``ses_...k3Vq9a`` or
+    ``…k3Vq9a``, as ``short`` shows it); None when ``ref`` is no abbreviation or matches none.
+    Raises ``LookupError`` when it matches several (a longer tail tells them apart)."""
+    ref = ref.strip()
+    for mark in _ELLIPSES:
+        head, sep, tail = ref.partition(mark)
+        if sep:
+            break
+    else:
+        return None
+    if not tail.isalnum() or head not in ("", *(p + "_" for p in _PREFIXES.values())):
+        return None
+    found = [i for i in ids if i.startswith(head) and i.endswith(tail)]
+    if len(found) > 1:
+        raise LookupError(f"{ref} could be any of {', '.join(found[:5])}; give more of its "
+                          "end or the whole id")
+    return found[0] if found else None

@@ -134,6 +134,11 @@ class NotebookForge:
         try:
             return Session(self.forge, self.forge.store.find_session(name_or_id))
         except NotFound:
+            from ..frames import short_session_id  # an id as the frames show it: ses_…k3Vq9a
+
+            full = short_session_id(self.forge.store, name_or_id)
+            if full is not None:
+                return Session(self.forge, self.forge.store.get_session(full))
             names = self.session_names()
             listing = ", ".join(names[-20:]) if names else "none yet"
             raise NotFound(f"no session named or numbered {name_or_id!r}. Sessions: {listing}. "

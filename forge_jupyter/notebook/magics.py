@@ -24,6 +24,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from ..errors import ForgeError
+from ..ids import match_short
 from .controller import NotebookForge
 
 CELL_USAGE = """\
@@ -226,7 +227,14 @@ class ForgeMagics(Magics):
     def _cmd_fork(self, args: list[str], rest: str) -> Any:
         if len(args) > 1:
             raise UsageError("usage: %forge fork [MESSAGE_ID]")
-        forked = self.controller.current().fork(at=args[0] if args else None)
+        session = self.controller.current()
+        at = args[0] if args else None
+        if at is not None and ("…" in at or "..." in at):  # as %forge history shows it
+            try:
+                at = match_short(at, (m.id for m in session.messages())) or at
+            except LookupError as exc:
+                raise UsageError(str(exc)) from None
+        forked = session.fork(at=at)
         self.controller.use(forked)
         print(f"Forked into session {forked.id} (from {forked.info.forked_from_session} at "
               f"{forked.info.forked_from_message}); it is now current.")

@@ -23,7 +23,8 @@ from . import compaction, runner
 from .context import RunContext
 from .loop import run_loop
 from .recovery import close_open_parts, recover, take_lease
-from .view import load_view
+from .title import title_of
+from .view import is_person_turn, load_view
 from .writer import Writer
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
     leased = False
     heartbeat: asyncio.Task | None = None
     ctx: RunContext | None = None
+    new_session = False  # nothing in its timeline yet: this prompt gives it its title
     try:
         run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
         await forge.flush_async()  # rows of earlier runs land before we read
@@ -59,6 +61,7 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
         if not leased:
             owner, expires = held or ("another process", now())
             raise SessionBusy(runner.busy_message(sid, owner, expires))
+        new_session = not view
         info = session.info
         agent_def = forge.agents.get(agent or info.agent or forge.default_agent)
         choice = forge.choose_model(model, info.model, agent_def.model)
@@ -95,9 +98,12 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
     finally:
         if heartbeat is not None:
             heartbeat.cancel()
+        title = None
+        with contextlib.suppress(Exception):  # a title is never worth keeping the lease
+            title = _title(ctx) if ctx is not None and new_session else None
         with contextlib.suppress(Exception):
             await asyncio.to_thread(_give_back, store, sid, ctx.writer if ctx else None,
-                                    run.owner if leased else None)
+                                    run.owner if leased else None, title)
         runner.release(id(store), sid)
         forge.bus.publish(_status(sid, "idle"))
 
@@ -116,15 +122,28 @@ def _take_runner(store: Any, sid: str,
         return True, None, recovered, view
 
 
-def _give_back(store: Any, sid: str, writer: Writer | None, owner: str | None) -> None:
-    """The last rows and the lease, in one opening of the store."""
+def _give_back(store: Any, sid: str, writer: Writer | None, owner: str | None,
+               title: str | None = None) -> None:
+    """The last rows, a new session's title and the lease, in one opening of the store."""
     with store.hold():
         try:
             if writer is not None:
                 writer.flush()
+            if title is not None:
+                info = store.get_session(sid)  # fresh: a grant may have changed its metadata
+                if info.title is None:  # never over a title someone set meanwhile
+                    store.update_session(info.model_copy(update={"title": title}))
         finally:
             if owner is not None:
                 store.release_lease(sid, owner)
+
+
+def _title(ctx: RunContext) -> str | None:
+    """A new session's title: the first line of its first prompt (session/title.py), from the
+    prompt as stored — scrubbed by the write entry — and scrubbed once more, as the session row
+    does not pass through the write entry."""
+    first = next((m for m in ctx.view() if is_person_turn(m)), None)
+    return ctx.scrub(title_of(first.text)) if first is not None else None
 
 
 async def _drive(ctx: RunContext, body: Callable[[], Awaitable[Message | None]]) -> Message | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from nb_kernel import Kernel
 
@@ -154,9 +156,9 @@ def test_line_magic_subcommands_return_dataframes(kernel, server):
     kernel.run("%%forge\nsomething to count")
     for command in ("sessions", "history", "history --all", "cost", "cost --by day",
                     "cost --by model", "config", "sql SELECT count(*) AS n FROM messages"):
-        r = kernel.run(f"_r = %forge {command}\nprint(type(_r).__name__)")
+        r = kernel.run(f"_r = %forge {command}\nimport pandas\nprint(isinstance(_r, pandas.DataFrame))")
         assert r.status == "ok", (command, r.error)
-        assert r.stdout.strip() == "DataFrame", command
+        assert r.stdout.strip() == "True", command
     cfg = kernel.run("_c = %forge config\nprint(_c.to_string())")
     assert "env FORGE_MODEL" in cfg.stdout and "openai/gpt-4o-mini" in cfg.stdout
 
@@ -183,3 +185,38 @@ def test_fork_compact_stop_and_help(kernel, server):
     assert "%forge sessions" in kernel.run("%forge help").stdout
     r = kernel.run("%forge frobnicate")
     assert usage_error(r) and "unknown %forge command" in r.stderr
+
+
+def test_sessions_and_history_show_titles_models_and_short_ids_that_work(kernel, server):
+    server.add(Turn.text("Three gaps. " + "More words follow here. " * 12), Turn.text("forked"))
+    kernel.run("%forge new")
+    r = kernel.run("%%forge\n\n  Which   columns have gaps?\nA second line of detail.")
+    assert r.status == "ok", r.error
+    sid = kernel.run("print(get_ipython()._forge_magics.controller.current_session_id)").stdout.strip()
+    shown = kernel.run("%forge sessions")
+    [table] = shown.results
+    row = next(line for line in table["text/html"].split("<tr>") if f"…{sid[-6:]}" in line)
+    assert "Which columns have gaps?" in row and "openai/gpt-4o-mini" in row
+    assert "NaN" not in table["text/html"] and sid not in table["text/html"]
+    assert "NaN" not in table["text/plain"] and f"ses_…{sid[-6:]}" in table["text/plain"]
+    full = kernel.run("_s = %forge sessions\nprint(_s.session_id.tolist()[-1], _s.title.tolist()[-1])")
+    assert full.stdout.strip() == f"{sid} Which columns have gaps?"
+
+    [history] = kernel.run("%forge history").results
+    head = history["text/html"].split("</thead>")[0]
+    for column in ("pos", "message_id", "role", "text", "tool_calls", "cost"):
+        assert f"<th>{column}</th>" in head, column
+    for hidden in ("written_by", "parent_id", "agent", "finish", "completed_at"):
+        assert f"<th>{hidden}</th>" not in head, hidden
+    assert "Which columns have gaps? A second line of detail.</td>" in history["text/html"]
+    cut = re.search(r"<td>(Three gaps\. More words[^<]*…)</td>", history["text/html"])
+    assert cut and len(cut[1]) <= 80  # the long answer is cut, on one line
+
+    kernel.run("%forge new elsewhere")
+    used = kernel.run(f"%forge use ses_…{sid[-6:]}")
+    assert used.status == "ok" and sid in used.stdout, used.stderr
+    first = kernel.run("_h = %forge history\nprint(_h.message_id[0])").stdout.strip()
+    forked = kernel.run(f"%forge fork msg_…{first[-6:]}")
+    assert forked.status == "ok" and f"at {first})" in forked.stdout, forked.stderr
+    nope = kernel.run("%forge use ses_…zzzzzz")
+    assert usage_error(nope) and "no session named or numbered 'ses_…zzzzzz'" in nope.stderr
