@@ -21,6 +21,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from forge_jupyter import Forge, llm  # noqa: E402
+from forge_jupyter.session import turn  # noqa: E402
 
 COUNTING_MODEL = "gpt-4o"
 MODEL = "openai/local-model"  # unknown to litellm: the profile is what the setting says
@@ -44,9 +45,9 @@ def current(profile: str) -> dict[str, Any]:
                   namespace={"get_ipython": lambda: None})  # the prompt as in a kernel
     session = forge.session("bench")
     agent = forge.agents.get("build")
-    rules = forge.turn_permissions(session, agent)
-    table = forge.tools_for_turn(MODEL, rules)
-    system = forge.system_prompt(agent, MODEL, table)
+    rules = turn.layered_permissions(forge, session.info, agent)
+    table = turn.tool_table(forge, MODEL, rules)
+    system = turn.system_prompt(forge, agent, MODEL, table)
     forge.close()
     return measure(system, [t.definition() for t in table.values()])
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import llm
 from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_int, positive_number
@@ -21,18 +21,17 @@ from ..model_choice import MAX_TOKENS_HINT
 from ..scrub import valid_text
 from . import compaction, runner
 from .context import RunContext
+from .host import SessionHandle
 from .loop import run_loop
 from .recovery import close_open_parts, recover, take_lease
 from .title import title_of
+from .turn import decide, run_context
 from .view import is_person_turn, load_view
 from .writer import Writer
 
-if TYPE_CHECKING:
-    from .session import Session
-
 
 @contextlib.asynccontextmanager
-async def _running(session: Session, *, model: str | None, agent: str | None,
+async def _running(session: SessionHandle, *, model: str | None, agent: str | None,
                    tools: dict[str, bool] | None, permissions: list[Any] | None,
                    budget: float | None, new_text: str | None,
                    max_tokens: int | None = None) -> AsyncIterator[RunContext]:
@@ -62,36 +61,20 @@ async def _running(session: Session, *, model: str | None, agent: str | None,
             owner, expires = held or ("another process", now())
             raise SessionBusy(runner.busy_message(sid, owner, expires))
         new_session = not view
-        info = session.info
-        agent_def = forge.agents.get(agent or info.agent or forge.default_agent)
-        choice = forge.choose_model(model, info.model, agent_def.model)
-        rules = forge.turn_permissions(session, agent_def, permissions or (), tools or {})
-        turn_tools = forge.tools_for_turn(choice.model, rules)
-        system = forge.system_prompt(agent_def, choice.model, turn_tools)
+        turn = decide(forge, session.info, model=model, agent=agent, tools=tools,
+                      permissions=permissions or (), max_tokens=max_tokens)
         if budget is not None and new_text is not None:
-            _check_budget(choice.model, system, view, new_text, budget)
-        params = forge.request_params(choice)
-        if max_tokens is not None:  # this prompt's output limit wins over Forge.max_tokens
-            params = {**params, "max_tokens": max_tokens}
-        scrubber = forge.scrubber(params)  # secrets out of every row, delta and output
-        writer = Writer(forge.projection, forge.bus, scrubber)
+            _check_budget(turn.model, turn.system, view, new_text, budget)
+        writer = Writer(forge.projection, forge.bus, turn.scrubber)
         writer.adopt(view)
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
                                 data={"messages": [m.id for m in recovered]}))
-        ctx = RunContext(
-            session=info, writer=writer, bus=forge.bus, model=choice.model, agent=agent_def.name,
-            system=system, tools=turn_tools, params=params, config=forge.run_config(),
-            budget=budget, forge=forge, view_ids=[m.id for m in view],
-            gate=forge.permission_gate(session, rules), scrub=scrubber,
-            output_dir=forge.output_dir(sid), prepare=forge.prepare_request,
-            compaction_ratio=forge.compaction_ratio, char_budget=forge.char_budget,
-            permissions=rules, display_available=forge.display_available,
-        )
+        ctx = run_context(forge, session, turn, writer, view, budget)
         ctx.aborted = run.abort_requested
         run.ctx = ctx
-        if choice.notice:
-            forge.announce(sid, choice.notice)
+        if turn.notice:
+            forge.announce(sid, turn.notice)
         heartbeat = asyncio.create_task(_heartbeat(store, sid, run.owner))
         forge.bus.publish(_status(sid, "busy"))
         yield ctx
@@ -169,7 +152,7 @@ async def _drive(ctx: RunContext, body: Callable[[], Awaitable[Message | None]])
 
 
 async def prompt_async(
-    session: Session,
+    session: SessionHandle,
     text: str,
     *,
     model: str | None = None,
@@ -206,7 +189,7 @@ async def prompt_async(
         return ctx.writer.message(result.id) or result
 
 
-async def compact_async(session: Session, *, model: str | None = None,
+async def compact_async(session: SessionHandle, *, model: str | None = None,
                         reason: str = "requested by the user") -> Message:
     """Compact the session now (a manual compaction); returns the summary message."""
     async with _running(session, model=model, agent=None, tools=None, permissions=None,

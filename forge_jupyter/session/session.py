@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..errors import NotFound
 from ..model import Message, SessionInfo
 from . import runner
+from .approval import Answer
+from .host import Host
 from .prompt import compact_async, prompt_async, run_sync
-
-if TYPE_CHECKING:
-    from ..forge import Forge
 
 
 class Session:
-    def __init__(self, forge: Forge, info: SessionInfo) -> None:
-        self.forge = forge
+    def __init__(self, forge: Host, info: SessionInfo) -> None:
+        self.forge = forge  # its owner: the Forge facade (session/host.py says what is used)
         self._info = info
 
     @property
@@ -81,7 +81,7 @@ class Session:
     def approve(self, request_id: str, answer: str = "once", reason: str | None = None,
                 by: str = "user") -> None:
         """Answer one of this session's pending approvals (once | session | deny)."""
-        self.forge.approve(request_id, answer, reason, by)
+        self.forge.approvals.answer(request_id, Answer(answer, reason, by))
 
     @property
     def pending_approvals(self) -> list:
@@ -89,4 +89,13 @@ class Session:
 
     def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
         """A new session sharing this one's messages up to ``at`` (default: the last)."""
-        return self.forge.fork(self, at=at, name=name)
+        store = self.forge.store
+        self.forge.flush()
+        if at is None:
+            n = store.timeline_length(self.id)
+            if n == 0:
+                raise NotFound(f"session {self.id} has no messages to fork from")
+            at = store.timeline(self.id, cursor=str(n - 1), limit=1, with_parts=False).items[0].id
+        info = SessionInfo(name=name, agent=self.info.agent, model=self.info.model,
+                           directory=self.info.directory)
+        return Session(self.forge, store.fork(self.id, at, info))

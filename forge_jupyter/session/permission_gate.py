@@ -1,0 +1,92 @@
+"""The permission gate: what runs before each tool call of a turn (DESIGN §5).
+
+The call's subject (a file tool's path normalized under the root, else its argument) is
+matched against the turn's layered rules: ``allow`` goes ahead, ``deny`` refuses with a reason
+the model reads, ``ask`` suspends the call until a person answers (session/approval.py) — or
+refuses at once where nothing can answer. Every refusal, question and answer is an event row,
+written through the run's write entry; an "allow for this session" answer is kept in the
+session's metadata, so the next turn's permissions hold it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..errors import ToolError
+from ..model import Event, ToolPart
+from ..tools.base import Tool
+from ..tools.permission import PathSubject, Permissions, Rule
+from .approval import ApprovalRequest, Approvals
+from .context import RunContext
+from .host import SessionHandle
+
+
+class PermissionGate:
+    """``await gate(ctx, tool, part)``: None to go ahead, else why the call may not run."""
+
+    def __init__(self, permissions: Permissions, approvals: Approvals,
+                 session: SessionHandle) -> None:
+        self.permissions = permissions
+        self.approvals = approvals
+        self.session = session
+
+    async def __call__(self, ctx: RunContext, tool: Tool, part: ToolPart) -> str | None:
+        sid = ctx.session.id
+        record = ctx.writer.record
+        try:  # a file tool's path, normalized under the root; never matched raw
+            subject = tool.permission_subject(part.input, ctx.session.directory, ctx.output_dir)
+        except ToolError as exc:
+            record(Event(session_id=sid, type="permission.denied", actor="forge",
+                         data={"tool": tool.name, "reason": str(exc)[:500], "part_id": part.id}))
+            return f"Permission denied: {exc}"
+        verdict = self.permissions.evaluate(tool.name, subject)
+        if verdict.action == "allow":
+            return None
+        facts = {"tool": tool.name, "subject": str(subject)[:500], "rule": str(verdict.rule),
+                 "layer": verdict.layer, "part_id": part.id}
+        if verdict.action == "deny":
+            record(Event(session_id=sid, type="permission.denied", actor="forge", data=facts))
+            on = f" on {subject}" if isinstance(subject, PathSubject) else ""
+            return (f"Permission denied: {tool.name} is not allowed{on} here "
+                    f"(rule {verdict.rule}, {verdict.layer} layer). Do not retry it; tell the "
+                    "user what you wanted to do instead.")
+        scrub = ctx.writer.scrubber  # the request is shown on the screen
+        request = ApprovalRequest(sid, part.id, tool.name, scrub.data(dict(part.input)),
+                                  scrub(str(subject)) or "", str(verdict.rule))
+        record(Event(session_id=sid, type="permission.asked", actor="agent",
+                     data={**facts, "request_id": request.id}))
+        if not self.approvals.can_answer:
+            reason = ("no one can answer approvals here (no approval handler is registered, "
+                      "as in a plain script)")
+            record(Event(session_id=sid, type="permission.answered", actor="forge",
+                         data={"request_id": request.id, "answer": "deny", "reason": reason}))
+            return (f"Permission denied: {tool.name} needs a person's approval and {reason}. "
+                    "Tell the user what you wanted to do; they can allow it with a "
+                    "permission rule or answer approvals in the notebook.")
+        part.metadata["approval"] = request.id
+        ctx.writer.update_part(part)
+        await ctx.flush()  # the request is visible to other processes (the side panel)
+        answer = await self.approvals.ask(request)
+        record(Event(session_id=sid, type="permission.answered", actor=answer.by,
+                     data={"request_id": request.id, "answer": answer.answer,
+                           "reason": answer.reason}))
+        part.metadata["approval_answer"] = answer.answer
+        if answer.answer == "deny":
+            why = f": {answer.reason}" if answer.reason else "."
+            return f"The user denied this {tool.name} call{why}"
+        if answer.answer == "session":
+            grant = Rule(tool.name, "*", "allow")
+            self.permissions.grants.append(grant)
+            await asyncio.to_thread(remember_grant, self.session, grant)
+        return None
+
+
+def remember_grant(session: SessionHandle, grant: Rule) -> None:
+    """Keep an "allow for this session" answer in the session's metadata (the store's row and
+    the handle's copy), where the next turn's permissions read it."""
+    store = session.forge.store
+    info = store.get_session(session.id)
+    grants = [*info.metadata.get("grants", []),
+              {"tool": grant.tool, "pattern": grant.pattern, "action": grant.action}]
+    store.update_session(info.model_copy(update={"metadata": {**info.metadata, "grants": grants}}))
+    session.refresh()
