@@ -288,7 +288,8 @@ def export_parquet(store: Store, view_name: str, path: str | os.PathLike[str]) -
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .store.views import scoped, view
+    from .store.query import scoped
+    from .store.views import view
 
     view(view_name)  # a clear error for a name that is not a view
     with store.reading() as con:

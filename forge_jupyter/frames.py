@@ -1,10 +1,11 @@
 """History as data: pandas DataFrames over the store's SQL views (DESIGN §8).
 
 Every function here is one SELECT over a view of ``store/views.py``, run through
-``views.select`` — so it sees only the store's tenant — on the DuckDB file itself or, for the
-memory store, on an in-memory DuckDB holding the same tables: one set of SQL for both. That SQL
-is fixed text written here, every value a bound parameter. ``sql()``, the one entry for SQL a
-person writes, runs elsewhere: in a DuckDB holding only the tenant's rows (store/sandbox.py).
+``store/query.py``'s ``select`` — so it sees only the store's tenant — on the DuckDB file
+itself or, for the memory store, on an in-memory DuckDB holding the same tables: one set of
+SQL for both. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
+the one entry for SQL a person writes, runs elsewhere: in a DuckDB holding only the tenant's
+rows (store/sandbox.py).
 
 Results have stable columns and dtypes, empty or not: timestamps ``datetime64[us, UTC]``,
 token counts ``int64`` (``Int64`` where they may be missing), costs ``float64`` (NaN where
@@ -24,7 +25,7 @@ import pandas as pd
 from .errors import NotFound
 from .frame_display import HISTORY_DISPLAY, SESSIONS_DISPLAY, ReadableFrame
 from .ids import match_short
-from .store.views import select
+from .store.query import select
 
 if TYPE_CHECKING:
     from .store.base import Store

@@ -171,7 +171,7 @@ class Store(ABC):
 
     def reading(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
         """A DuckDB connection holding the schema's tables and views (every tenant's rows,
-        or only this one's), for read-only SQL; scope queries with ``views.select``."""
+        or only this one's), for read-only SQL; scope queries with ``query.select``."""
         raise NotImplementedError(f"{type(self).__name__} offers no SQL over its rows")
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:

@@ -12,38 +12,38 @@ tenant's row has to be refused (``DuplicateId``), never resolved by overwriting 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from ..errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
-from ..model import (
-    TERMINAL_STATUSES,
-    ErrorInfo,
-    Event,
-    Message,
-    Part,
-    ReasoningPart,
-    SessionInfo,
-    StepFinishPart,
-    TextPart,
-    Tokens,
-    ToolPart,
-    part_from_json,
-)
+from ..model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
 from .base import DEFAULT_TENANT, PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
 from .duckdb_errors import path_error
 from .duckdb_file import DuckDBFile, shared_file
 from .ops import AppendMessage, Op, PutEvent, batch_ids
 from .plan import MessageState, PartState, SessionState, WritePlan, WriteState, plan_write
+from .rows import (
+    MESSAGE_SELECT,
+    SESSION_SELECT,
+    append_rows,
+    event_from_row,
+    event_row,
+    json_text,
+    message_from_row,
+    message_row,
+    part_row,
+    seconds,
+    session_from_row,
+    session_row,
+    timestamp,
+)
 from .schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -63,106 +63,12 @@ def default_db_path() -> Path:
     return Path.home() / ".forge" / "forge.duckdb"
 
 
-# ------------------------------------------------------------------------ rows <-> model objects
+# ------------------------------------------------------------------------ store SQL
 
-
-def _ts(seconds: float | None) -> datetime | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
-
-
-def _seconds(micros: int | None) -> float | None:
-    return None if micros is None else micros / 1_000_000
-
-
-def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
-
-
-_MESSAGE_SELECT = (
-    "t.id, t.session_id, t.role, t.parent_id, t.agent, t.model, t.provider, t.status, t.finish, "
-    "t.summary, t.error_type, t.error_message, t.tokens_input, t.tokens_output, "
-    "t.tokens_reasoning, t.tokens_cache_read, t.tokens_cache_write, t.tokens_estimated, t.cost, "
-    "epoch_us(t.created_at), epoch_us(t.completed_at), t.origin, t.metadata"
-)
-_SESSION_SELECT = (
-    "id, name, title, agent, model, directory, parent_id, forked_from_session, "
-    "forked_from_message, epoch_us(created_at), epoch_us(updated_at), metadata"
-)
 _TERMINAL = sorted(TERMINAL_STATUSES)
 _MESSAGE_STATE = (
     "SELECT 'm', id, tenant_id, session_id, role, status, NULL FROM message WHERE id IN ({ids})"
 )
-
-
-def _message_row(tenant_id: str, m: Message) -> tuple:
-    t = m.tokens
-    return (
-        tenant_id, m.id, m.session_id, m.role, m.parent_id, m.agent, m.model, m.provider,
-        m.status, m.finish, m.summary,
-        m.error.type if m.error else None, m.error.message if m.error else None,
-        t.input, t.output, t.reasoning, t.cache_read, t.cache_write, t.estimated, m.cost,
-        _ts(m.created_at), _ts(m.completed_at), _json(m.origin), _json(m.metadata),
-    )
-
-
-def _message(row: tuple) -> Message:
-    (id_, session_id, role, parent_id, agent, model, provider, status, finish, summary,
-     error_type, error_message, t_in, t_out, t_reason, t_cr, t_cw, t_est, cost,
-     created_us, completed_us, origin, metadata) = row
-    return Message(
-        id=id_, session_id=session_id, role=role, parent_id=parent_id, agent=agent,
-        model=model, provider=provider, status=status, finish=finish, summary=summary,
-        error=None if error_type is None else ErrorInfo(type=error_type, message=error_message),
-        tokens=Tokens(input=t_in, output=t_out, reasoning=t_reason, cache_read=t_cr,
-                      cache_write=t_cw, estimated=t_est),
-        cost=cost, created_at=_seconds(created_us), completed_at=_seconds(completed_us),
-        origin=None if origin is None else json.loads(origin),
-        metadata=json.loads(metadata) if metadata else {},
-    )
-
-
-def _part_row(tenant_id: str, p: Part) -> tuple:
-    tool = tool_state = call_id = None
-    if isinstance(p, ToolPart):
-        tool, tool_state, call_id = p.tool, p.state, p.call_id
-    tokens: tuple = (None,) * 6
-    cost = None
-    if isinstance(p, StepFinishPart):
-        t = p.tokens
-        tokens = (t.input, t.output, t.reasoning, t.cache_read, t.cache_write, t.estimated)
-        cost = p.cost
-    start = end = None
-    if isinstance(p, TextPart | ReasoningPart | ToolPart):
-        start, end = p.time_start, p.time_end
-    return (
-        tenant_id, p.id, p.session_id, p.message_id, p.type, tool, tool_state, call_id,
-        *tokens, cost, _ts(start), _ts(end), _ts(p.created_at), p.model_dump_json(),
-    )
-
-
-def _session_row(tenant_id: str, s: SessionInfo) -> tuple:
-    return (
-        tenant_id, s.id, s.name, s.title, s.agent, s.model, s.directory, s.parent_id,
-        s.forked_from_session, s.forked_from_message, _ts(s.created_at), _ts(s.updated_at),
-        0, None, _json(s.metadata),
-    )
-
-
-def _session(row: tuple) -> SessionInfo:
-    (id_, name, title, agent, model, directory, parent_id, fork_session, fork_message,
-     created_us, updated_us, metadata) = row
-    return SessionInfo(
-        id=id_, name=name, title=title, agent=agent, model=model, directory=directory,
-        parent_id=parent_id, forked_from_session=fork_session,
-        forked_from_message=fork_message, created_at=_seconds(created_us),
-        updated_at=_seconds(updated_us), metadata=json.loads(metadata) if metadata else {},
-    )
-
-
-def _event(row: tuple) -> Event:
-    id_, session_id, type_, actor, created_us, data = row
-    return Event(id=id_, session_id=session_id, type=type_, actor=actor,
-                 created_at=_seconds(created_us), data=json.loads(data) if data else {})
 
 
 def _id_list(ids: set[str]) -> tuple[str, list[Any]]:
@@ -175,11 +81,6 @@ def _id_list(ids: set[str]) -> tuple[str, list[Any]]:
     if len(ids) <= 200:
         return ", ".join("?" * len(ids)), sorted(ids)
     return "SELECT unnest(?::VARCHAR[])", [sorted(ids)]
-
-
-def _append(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], rows: list) -> None:
-    with con.appender(table, columns=list(columns)) as appender:
-        appender.append_rows(rows)
 
 
 @dataclass(slots=True)
@@ -255,7 +156,7 @@ class DuckDBStore(Store):
         ).fetchone()
         if row is None:
             raise NotFound(f"no session {session_id!r} for tenant {self.tenant_id!r}")
-        flags = _SessionFlags(row[0], row[1], row[2], row[3], _seconds(row[4]))
+        flags = _SessionFlags(row[0], row[1], row[2], row[3], seconds(row[4]))
         if flags.deleted and not allow_deleted:
             raise SessionDeleted(f"session {session_id} was deleted")
         return flags
@@ -295,9 +196,9 @@ class DuckDBStore(Store):
         """The messages ``ids`` names, in that order."""
         if not ids:
             return []
-        rows = self._rows_where_in(con, _MESSAGE_SELECT, "message", "id", ids)
+        rows = self._rows_where_in(con, MESSAGE_SELECT, "message", "id", ids)
         found = {r[0]: r for r in rows}
-        return [_message(found[i]) for i in ids]
+        return [message_from_row(found[i]) for i in ids]
 
     def _with_parts(self, con: duckdb.DuckDBPyConnection, messages: list[Message]) -> list[Message]:
         parts = self._parts_of(con, [m.id for m in messages])
@@ -324,7 +225,7 @@ class DuckDBStore(Store):
             raise DuplicateId(f"session id {info.id} already exists")
         if info.name is not None and self._by_name(con, info.name) is not None:
             raise DuplicateId(f"a session named {info.name!r} already exists; pick another name")
-        _append(con, "session", SESSION_COLUMNS, [_session_row(self.tenant_id, info)])
+        append_rows(con, "session", SESSION_COLUMNS, [session_row(self.tenant_id, info)])
 
     def _by_name(self, con: duckdb.DuckDBPyConnection, name: str) -> str | None:
         row = con.execute(
@@ -339,7 +240,7 @@ class DuckDBStore(Store):
 
     def _get_session(self, con: duckdb.DuckDBPyConnection, session_id: str) -> SessionInfo:
         row = con.execute(
-            f"SELECT {_SESSION_SELECT}, deleted_at IS NOT NULL FROM session "
+            f"SELECT {SESSION_SELECT}, deleted_at IS NOT NULL FROM session "
             "WHERE tenant_id = ? AND id = ?",
             [self.tenant_id, session_id],
         ).fetchone()
@@ -347,7 +248,7 @@ class DuckDBStore(Store):
             raise NotFound(f"no session {session_id!r} for tenant {self.tenant_id!r}")
         if row[-1]:
             raise SessionDeleted(f"session {session_id} was deleted")
-        return _session(row[:-1])
+        return session_from_row(row[:-1])
 
     def find_session(self, name_or_id: str) -> SessionInfo:
         with self._tx() as con:
@@ -365,11 +266,11 @@ class DuckDBStore(Store):
     def list_sessions(self, *, cursor: str | None = None, limit: int = PAGE_SIZE) -> Page[SessionInfo]:
         with self._tx() as con:
             rows = con.execute(
-                f"SELECT {_SESSION_SELECT} FROM session WHERE tenant_id = ? "
+                f"SELECT {SESSION_SELECT} FROM session WHERE tenant_id = ? "
                 "AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?",
                 [self.tenant_id, cursor or "", limit + 1],
             ).fetchall()
-        items = [_session(r) for r in rows[:limit]]
+        items = [session_from_row(r) for r in rows[:limit]]
         return Page(items, items[-1].id if len(rows) > limit else None)
 
     def update_session(self, info: SessionInfo) -> SessionInfo:
@@ -383,7 +284,7 @@ class DuckDBStore(Store):
                 "UPDATE session SET name = ?, title = ?, agent = ?, model = ?, directory = ?, "
                 "metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
                 [info.name, info.title, info.agent, info.model, info.directory,
-                 _json(info.metadata), _ts(time.time()), self.tenant_id, info.id],
+                 json_text(info.metadata), timestamp(time.time()), self.tenant_id, info.id],
             )
             return self._get_session(con, info.id)
 
@@ -423,7 +324,7 @@ class DuckDBStore(Store):
             con.execute(
                 "UPDATE session SET deleted_at = ?, lease_owner = NULL, lease_expires = NULL, "
                 "timeline_length = 0, last_message_id = NULL WHERE tenant_id = ? AND id = ?",
-                [_ts(time.time()), t, session_id],
+                [timestamp(time.time()), t, session_id],
             )
 
     def fork(self, session_id: str, at_message_id: str, new: SessionInfo) -> SessionInfo:
@@ -538,22 +439,19 @@ class DuckDBStore(Store):
         if replaced:
             con.execute("DELETE FROM message WHERE tenant_id = ? AND id = ANY(?)", [t, replaced])
         if plan.messages:
-            _append(con, "message", MESSAGE_COLUMNS,
-                    [_message_row(t, m) for m in plan.messages.values()])
+            append_rows(con, "message", MESSAGE_COLUMNS,
+                    [message_row(t, m) for m in plan.messages.values()])
         replaced = [p for p in plan.parts if p in state.parts]
         if replaced:
             con.execute("DELETE FROM part WHERE tenant_id = ? AND id = ANY(?)", [t, replaced])
         if plan.parts:
-            _append(con, "part", PART_COLUMNS, [_part_row(t, p) for p in plan.parts.values()])
+            append_rows(con, "part", PART_COLUMNS, [part_row(t, p) for p in plan.parts.values()])
         if plan.timeline:
-            _append(con, "session_message", TIMELINE_COLUMNS,
-                    [(t, sid, pos, mid) for sid, pos, mid in plan.timeline])
+            append_rows(con, "session_message", TIMELINE_COLUMNS,
+                        [(t, sid, pos, mid) for sid, pos, mid in plan.timeline])
         if plan.events:
-            _append(con, "event", EVENT_COLUMNS, [
-                (t, e.id, e.session_id, e.type, e.actor, _ts(e.created_at), _json(e.data))
-                for e in plan.events
-            ])
-        now = _ts(time.time())
+            append_rows(con, "event", EVENT_COLUMNS, [event_row(t, e) for e in plan.events])
+        now = timestamp(time.time())
         extended = {sid for sid, _pos, _mid in plan.timeline}
         for sid in extended:
             tail = state.sessions[sid]  # plan_write advanced it past the appended pointers
@@ -574,12 +472,12 @@ class DuckDBStore(Store):
     def get_message(self, message_id: str, *, with_parts: bool = True) -> Message:
         with self._tx() as con:
             row = con.execute(
-                f"SELECT {_MESSAGE_SELECT} FROM message t WHERE t.tenant_id = ? AND t.id = ?",
+                f"SELECT {MESSAGE_SELECT} FROM message t WHERE t.tenant_id = ? AND t.id = ?",
                 [self.tenant_id, message_id],
             ).fetchone()
             if row is None:
                 raise NotFound(f"no message {message_id!r}")
-            message = _message(row)
+            message = message_from_row(row)
             return self._with_parts(con, [message])[0] if with_parts else message
 
     def get_part(self, part_id: str) -> Part:
@@ -635,13 +533,13 @@ class DuckDBStore(Store):
         with self._tx() as con:
             self._flags(con, session_id)
             rows = con.execute(
-                f"SELECT {_MESSAGE_SELECT} FROM session_message sm "
+                f"SELECT {MESSAGE_SELECT} FROM session_message sm "
                 "JOIN message t ON t.tenant_id = sm.tenant_id AND t.id = sm.message_id "
                 "WHERE sm.tenant_id = ? AND sm.session_id = ? AND t.status <> ALL(?) "
                 "ORDER BY sm.pos",
                 [self.tenant_id, session_id, _TERMINAL],
             ).fetchall()
-            return self._with_parts(con, [_message(r) for r in rows])
+            return self._with_parts(con, [message_from_row(r) for r in rows])
 
     def events(
         self,
@@ -665,7 +563,7 @@ class DuckDBStore(Store):
                 f"WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
                 [*params, limit + 1],
             ).fetchall()
-        items = [_event(r) for r in rows[:limit]]
+        items = [event_from_row(r) for r in rows[:limit]]
         return Page(items, items[-1].id if len(rows) > limit else None)
 
     # -- runner lease ---------------------------------------------------------------------
@@ -682,7 +580,7 @@ class DuckDBStore(Store):
             con.execute(
                 "UPDATE session SET lease_owner = ?, lease_expires = ? "
                 "WHERE tenant_id = ? AND id = ?",
-                [owner, _ts(now + ttl), self.tenant_id, session_id],
+                [owner, timestamp(now + ttl), self.tenant_id, session_id],
             )
             return True
 

@@ -35,7 +35,7 @@ from .duckdb_errors import check_header, path_error, translated
 from .schema import migrate
 
 CATALOG = "forge"  # the name the attached file goes by inside our instance
-_CONFIG = {
+DUCKDB_CONFIG = {
     # never reach for the network: a file that looks like another format must fail, not
     # make DuckDB download a scanner extension for it
     "autoinstall_known_extensions": False,
@@ -220,7 +220,7 @@ class DuckDBFile:
         try:
             check_header(self.path)
             if self._con is None:
-                self._con = duckdb.connect(":memory:", config=_CONFIG)
+                self._con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
             self._attach(deadline, timeout)
             try:
                 self._con.execute(f"USE {CATALOG}")

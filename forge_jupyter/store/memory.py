@@ -314,8 +314,8 @@ class MemoryStore(Store):
 
     def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A throwaway in-memory DuckDB holding this tenant's rows, with the file's schema
-        and views: the DuckDB backend's SQL, run on the same tables (store/views.py)."""
-        from .views import memory_snapshot
+        and views: the DuckDB backend's SQL, run on the same tables (memory_sql.py)."""
+        from .memory_sql import memory_snapshot
 
         return memory_snapshot(self)
 

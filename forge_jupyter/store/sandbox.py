@@ -34,9 +34,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .query import to_frame
 from .schema import TENANT_TABLES
 from .sqlcheck import check_select, nodes
-from .views import VIEWS, to_frame
+from .views import VIEWS
 
 if TYPE_CHECKING:
     import duckdb

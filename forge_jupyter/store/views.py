@@ -1,40 +1,17 @@
-"""The documented SQL views over the raw tables, and forge's own SQL over them (DESIGN §8).
+"""The documented SQL views over the raw tables: their text and descriptions (DESIGN §8).
 
 The views are part of the schema (migration step 3), so the file explains itself in any DuckDB
 client. A view cannot take a parameter, so every view keeps ``tenant_id`` as a column and the
-reader scopes it: ``select`` shadows every table and view name with a CTE holding only the
-store's tenant (``schema.tenant_views``).
-
-``select`` is for SQL forge itself writes (frames.py, export.py): fixed text, every value a
-bound parameter. Shadowing names is no boundary for SQL a person or the model writes —
-``forge.main.part`` reaches past a CTE named ``part`` — so that SQL runs in a DuckDB of its own
-holding only the tenant's rows (store/sandbox.py, ``tenant_sql``), never here.
+reader scopes it (query.py for forge's own SQL, sandbox.py for SQL a person writes).
 
 One set of SQL serves every backend: the DuckDB store runs it on its file; the memory store
-loads its rows into a throwaway in-memory DuckDB with the same schema (``memory_snapshot``).
+loads its rows into a throwaway in-memory DuckDB with the same schema (memory_sql.py).
 Descriptions here feed ``docs/schema.md`` (``scripts/gen_schema_docs.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import threading
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from .sqlcheck import ReadOnlySQL
-
-if TYPE_CHECKING:
-    import duckdb
-    import pandas as pd
-    import pyarrow as pa
-
-    from .memory import MemoryStore
-
-
-__all__ = ["ReadOnlySQL"]  # raised for SQL that is not one read-only SELECT (sqlcheck.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,161 +295,3 @@ def view(name: str) -> View:
         if v.name == name:
             return v
     raise ValueError(f"no view named {name!r}; the views are: {', '.join(VIEW_NAMES)}")
-
-
-# ------------------------------------------------------------------------------ reading
-
-
-def scoped(con: duckdb.DuckDBPyConnection, query: str, tenant_id: str) -> str:
-    """``query`` — forge's own SQL, never a person's (see the module's docstring) — checked
-    to be exactly one SELECT, with every table and view name standing for ``tenant_id``'s
-    rows only (``ReadOnlySQL`` otherwise)."""
-    import duckdb
-
-    from .schema import tenant_views
-
-    statements = con.extract_statements(query)
-    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-        kinds = ", ".join(s.type.name for s in statements) or "nothing"
-        raise ReadOnlySQL(
-            "forge SQL runs exactly one read-only SELECT (or WITH … SELECT) statement over "
-            f"the history; this query holds: {kinds}. Write through forge's API (export, "
-            "import, delete_session, cleanup) instead."
-        )
-    text = statements[0].query.rstrip().rstrip(";")
-    [(catalog,)] = con.execute("SELECT current_database()").fetchall()
-    return tenant_views(text, tenant_id, catalog)
-
-
-def select(
-    con: duckdb.DuckDBPyConnection,
-    query: str,
-    params: Sequence[Any] | dict[str, Any] | None,
-    tenant_id: str,
-) -> pd.DataFrame:
-    """Run forge's own SELECT ``query`` over ``tenant_id``'s rows; a DataFrame."""
-    return to_frame(con.sql(scoped(con, query, tenant_id), params=params).to_arrow_table())
-
-
-def to_frame(table: pa.Table) -> pd.DataFrame:
-    """A query's Arrow result as a DataFrame.
-
-    Fetched through Arrow (measured: 220,000 tool calls in 0.3 s, where ``.df()`` took
-    1.1 s converting the strings). Integers that hold NULLs come out as ``Int64``, and
-    DuckDB's 128-bit sums (``sum`` of a BIGINT) as 64-bit integers where they fit.
-    """
-    import pyarrow as pa
-
-    for i, field in enumerate(table.schema):
-        if pa.types.is_decimal(field.type):
-            column = table.column(i)
-            try:
-                if field.type.scale:
-                    raise pa.ArrowInvalid("not an integer")
-                column = column.cast(pa.int64())
-            except pa.ArrowInvalid:
-                column = column.cast(pa.float64())
-            table = table.set_column(i, field.name, column)
-    frame = table.to_pandas()
-    for field, column in zip(table.schema, table.columns, strict=True):
-        if pa.types.is_integer(field.type) and column.null_count:
-            frame[field.name] = _nullable_ints(column)
-        elif pa.types.is_interval(field.type):
-            frame[field.name] = _timedeltas(column)
-    return frame
-
-
-def _nullable_ints(column: Any) -> pd.Series:
-    import pandas as pd
-
-    return column.cast("int64").to_pandas(types_mapper=lambda _type: pd.Int64Dtype())
-
-
-def _timedeltas(column: Any) -> pd.Series:
-    """DuckDB INTERVALs (Arrow month-day-nano) as Timedeltas, a month counted as 30 days —
-    what DuckDB's own conversion does."""
-    import pandas as pd
-
-    return pd.Series(pd.to_timedelta([
-        None if v is None else (v.months * 30 + v.days) * 86_400_000_000_000 + v.nanoseconds
-        for v in column.to_pylist()
-    ], unit="ns"))
-
-
-_scratch: duckdb.DuckDBPyConnection | None = None  # an in-memory DuckDB holding the schema
-_scratch_lock = threading.Lock()
-
-
-def _forget_scratch_in_child() -> None:
-    global _scratch, _scratch_lock
-    _scratch, _scratch_lock = None, threading.Lock()  # DuckDB is not fork-safe: start afresh
-
-
-os.register_at_fork(after_in_child=_forget_scratch_in_child)
-
-
-@contextlib.contextmanager
-def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB with the file schema (views included) holding a copy of this
-    tenant's rows of a ``MemoryStore``: the DuckDB backend's SQL, run on the same tables.
-
-    One scratch database per process holds the empty schema; each snapshot fills it inside a
-    transaction that is rolled back afterwards (measured: 50 ms a query saved over building
-    a database each time).
-    """
-    global _scratch
-    import duckdb
-
-    from .duckdb import _append, _json, _message_row, _part_row, _ts
-    from .duckdb_file import _CONFIG
-    from .schema import (
-        EVENT_COLUMNS,
-        MESSAGE_COLUMNS,
-        PART_COLUMNS,
-        SESSION_COLUMNS,
-        TIMELINE_COLUMNS,
-        migrate,
-    )
-
-    tenant = store.tenant_id
-    db = store.db
-    with db.lock:
-        sessions = [(sid, r) for sid, r in db.sessions.items() if r.tenant_id == tenant]
-        session_rows = []
-        for sid, r in sessions:
-            pointers = db.timeline.get(sid, [])
-            i = r.info
-            session_rows.append((
-                tenant, sid, i.name, i.title, i.agent, i.model, i.directory, i.parent_id,
-                i.forked_from_session, i.forked_from_message, _ts(i.created_at),
-                _ts(i.updated_at), len(pointers), pointers[-1] if pointers else None,
-                _json(i.metadata), _ts(r.deleted_at), r.lease_owner,
-                _ts(r.lease_expires) if r.lease_owner else None,
-            ))
-        message_rows = [_message_row(tenant, m) for t, m in db.messages.values() if t == tenant]
-        part_rows = [_part_row(tenant, p) for t, p in db.parts.values() if t == tenant]
-        timeline_rows = [
-            (tenant, sid, pos, mid)
-            for sid, _r in sessions for pos, mid in enumerate(db.timeline.get(sid, []))
-        ]
-        event_rows = [
-            (tenant, e.id, e.session_id, e.type, e.actor, _ts(e.created_at), _json(e.data))
-            for t, e in db.events if t == tenant
-        ]
-    with _scratch_lock:
-        if _scratch is None:
-            con = duckdb.connect(":memory:", config=_CONFIG)
-            migrate(con, ":memory:")
-            _scratch = con
-        con = _scratch
-        con.execute("BEGIN TRANSACTION")
-        try:
-            _append(con, "session",
-                    (*SESSION_COLUMNS, "deleted_at", "lease_owner", "lease_expires"), session_rows)
-            _append(con, "message", MESSAGE_COLUMNS, message_rows)
-            _append(con, "part", PART_COLUMNS, part_rows)
-            _append(con, "session_message", TIMELINE_COLUMNS, timeline_rows)
-            _append(con, "event", EVENT_COLUMNS, event_rows)
-            yield con
-        finally:
-            con.execute("ROLLBACK")

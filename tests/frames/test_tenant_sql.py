@@ -21,7 +21,8 @@ from forge_jupyter.errors import ForgeError, NotFound
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store import sandbox
 from forge_jupyter.store.memory import MemoryDatabase, MemoryStore
-from forge_jupyter.store.views import VIEW_NAMES, ReadOnlySQL
+from forge_jupyter.store.sqlcheck import ReadOnlySQL
+from forge_jupyter.store.views import VIEW_NAMES
 from forge_jupyter.testing import Turn
 
 A_SESSION, A_PROMPT, A_ANSWER = "alpha-private-plans", "tenant A prompt 7731", "tenant A answer 9911"

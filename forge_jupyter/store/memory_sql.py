@@ -1,0 +1,95 @@
+"""SQL over a MemoryStore: its rows in a scratch DuckDB of the file's schema (DESIGN §8).
+
+The memory store has no SQL of its own; so that one set of view SQL serves every backend, a
+read copies this tenant's rows into an in-memory DuckDB with the same tables and views, with
+the same row codec the DuckDB store writes with (rows.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from .memory import MemoryStore
+
+
+_scratch: duckdb.DuckDBPyConnection | None = None  # an in-memory DuckDB holding the schema
+_scratch_lock = threading.Lock()
+
+
+def _forget_scratch_in_child() -> None:
+    global _scratch, _scratch_lock
+    _scratch, _scratch_lock = None, threading.Lock()  # DuckDB is not fork-safe: start afresh
+
+
+os.register_at_fork(after_in_child=_forget_scratch_in_child)
+
+
+@contextlib.contextmanager
+def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB with the file schema (views included) holding a copy of this
+    tenant's rows of a ``MemoryStore``: the DuckDB backend's SQL, run on the same tables.
+
+    One scratch database per process holds the empty schema; each snapshot fills it inside a
+    transaction that is rolled back afterwards (measured: 50 ms a query saved over building
+    a database each time).
+    """
+    global _scratch
+    import duckdb
+
+    from .duckdb_file import DUCKDB_CONFIG
+    from .rows import append_rows, event_row, json_text, message_row, part_row, timestamp
+    from .schema import (
+        EVENT_COLUMNS,
+        MESSAGE_COLUMNS,
+        PART_COLUMNS,
+        SESSION_COLUMNS,
+        TIMELINE_COLUMNS,
+        migrate,
+    )
+
+    tenant = store.tenant_id
+    db = store.db
+    with db.lock:
+        sessions = [(sid, r) for sid, r in db.sessions.items() if r.tenant_id == tenant]
+        session_rows = []
+        for sid, r in sessions:
+            pointers = db.timeline.get(sid, [])
+            i = r.info
+            session_rows.append((
+                tenant, sid, i.name, i.title, i.agent, i.model, i.directory, i.parent_id,
+                i.forked_from_session, i.forked_from_message, timestamp(i.created_at),
+                timestamp(i.updated_at), len(pointers), pointers[-1] if pointers else None,
+                json_text(i.metadata), timestamp(r.deleted_at), r.lease_owner,
+                timestamp(r.lease_expires) if r.lease_owner else None,
+            ))
+        message_rows = [message_row(tenant, m) for t, m in db.messages.values() if t == tenant]
+        part_rows = [part_row(tenant, p) for t, p in db.parts.values() if t == tenant]
+        timeline_rows = [
+            (tenant, sid, pos, mid)
+            for sid, _r in sessions for pos, mid in enumerate(db.timeline.get(sid, []))
+        ]
+        event_rows = [event_row(tenant, e) for t, e in db.events if t == tenant]
+    with _scratch_lock:
+        if _scratch is None:
+            con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+            migrate(con, ":memory:")
+            _scratch = con
+        con = _scratch
+        con.execute("BEGIN TRANSACTION")
+        try:
+            append_rows(con, "session",
+                    (*SESSION_COLUMNS, "deleted_at", "lease_owner", "lease_expires"), session_rows)
+            append_rows(con, "message", MESSAGE_COLUMNS, message_rows)
+            append_rows(con, "part", PART_COLUMNS, part_rows)
+            append_rows(con, "session_message", TIMELINE_COLUMNS, timeline_rows)
+            append_rows(con, "event", EVENT_COLUMNS, event_rows)
+            yield con
+        finally:
+            con.execute("ROLLBACK")
