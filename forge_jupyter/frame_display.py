@@ -64,11 +64,15 @@ SESSIONS_DISPLAY = Display(
     ids=("session_id", "forked_from_session"), one_line={"title": 60}, money=("cost",),
 )
 HISTORY_DISPLAY = Display(
-    ("pos", "message_id", "created_at", "role", "summary", "status", "text", "tool_calls",
-     "tokens_input", "tokens_output", "cost", "visible_to_model"),
-    unless_all={"summary": False, "visible_to_model": True},
-    ids=("message_id",), one_line={"text": 80}, money=("cost",),
+    ("pos", "message_id", "role", "summary", "status", "text", "tool_calls", "tokens_input",
+     "tokens_output", "cost", "visible_to_model"),
+    unless_all={"summary": False, "status": "completed", "tool_calls": 0,
+                "visible_to_model": True},
+    ids=("message_id",), one_line={"text": 60}, money=("cost",),
 )
+
+
+_NOWRAP = "<style>table.forge-frame td, table.forge-frame th { white-space: nowrap; }</style>"
 
 
 class ReadableFrame(pd.DataFrame):
@@ -104,7 +108,8 @@ class ReadableFrame(pd.DataFrame):
             elif c in d.money:
                 out[c] = [_money(v) for v in out[c]]
             elif isinstance(out[c].dtype, pd.DatetimeTZDtype):
-                out[c] = out[c].dt.floor("s")
+                out[c] = [("" if _missing(v) else v.strftime("%Y-%m-%d %H:%M UTC"))
+                          for v in out[c].dt.tz_convert("UTC")]
             elif pd.api.types.is_string_dtype(out[c].dtype):
                 out[c] = out[c].astype(object).where(out[c].notna(), "")
         return out
@@ -130,8 +135,13 @@ class ReadableFrame(pd.DataFrame):
             html = shown._repr_html_()
         if html is None:
             return None
-        # pandas escapes every cell; the note is forge's own text
-        return f'{html}<p class="forge-frame-note"><small>{self._note(shown)}</small></p>'
+        # Cells never wrap: squeezed into a narrow output, a table would otherwise fold its text
+        # column into a thin column of one word per line; a wide one scrolls instead. pandas
+        # escapes every cell; the class, the style and the note are forge's own text.
+        html = html.replace('<table border="1" class="dataframe">',
+                            '<table border="1" class="dataframe forge-frame">', 1)
+        return (f"{_NOWRAP}{html}"
+                f'<p class="forge-frame-note"><small>{self._note(shown)}</small></p>')
 
 
 def _says_something(column: pd.Series, usual: Any) -> bool:

@@ -170,3 +170,38 @@ def test_tool_cards_say_pending_denied_by_whom_and_do_not_repeat_the_name(page, 
     nb.wait_idle(3)
     assert not (lab.root / "notes.txt").exists()
     assert not page.forge_errors
+
+
+def test_forge_history_and_sessions_are_tables_a_person_can_read(page, lab, script):
+    answer = "The columns with gaps, at length: " + " ".join(f"word{i}" for i in range(150))
+    script.add(Turn.text(answer))
+    lab.write_notebook("history.ipynb", [LOAD, WARM, forge_cell("Which columns have gaps?\n"
+                                                                "Answer at length."),
+                                         "%forge history", "%forge sessions"])
+    nb = NotebookPage(page, lab, "history.ipynb").open()
+    run_cells(nb, 0, 1, 2, 3, 4)
+    history = nb.cell(3).locator(".jp-OutputArea-output table.dataframe")
+    assert history.locator("thead th").all_inner_texts() == [
+        "", "pos", "message_id", "role", "text", "tokens_input", "tokens_output", "cost"]
+    # every cell on one line: no column folds into a thin one of a word per line (a table
+    # wider than the output scrolls instead)
+    lines = history.evaluate("""t => [...t.querySelectorAll('tbody td')].map(td => {
+        const r = document.createRange(); r.selectNodeContents(td);
+        return r.getClientRects().length; })""")
+    assert lines and max(lines) == 1, lines
+    heights = history.evaluate("t => [...t.querySelectorAll('tbody tr')].map(r => r.offsetHeight)")
+    font = history.evaluate("t => parseFloat(getComputedStyle(t.querySelector('td')).fontSize)")
+    assert max(heights) < 3 * font, (heights, font)
+    text_column = history.locator("tbody tr td:nth-child(5)")  # after the index, pos, id, role
+    assert text_column.nth(1).bounding_box()["width"] > 20 * font  # not a thin column
+    texts = text_column.all_inner_texts()
+    assert texts[0] == "Which columns have gaps? Answer at length."
+    assert texts[1].startswith("The columns with gaps, at length: word0") and texts[1].endswith("…")
+    assert "columns shown" in nb.cell(3).locator(".forge-frame-note").inner_text()
+
+    sessions = nb.cell(4).locator(".jp-OutputArea-output table.dataframe")
+    shown = sessions.inner_text()
+    assert "Which columns have gaps?" in shown and "openai/fake-model" in shown
+    assert "NaN" not in shown and "ses_…" in shown
+    nb.screenshot("forge-history-table")
+    assert not page.forge_errors

@@ -143,16 +143,18 @@ def test_history_displays_a_readable_table(run):
     visible = run.forge.history(alpha)
     html = visible._repr_html_()
     assert list(visible.columns) == list(frames.HISTORY)
-    # summary: alpha's view starts at a compaction summary
-    assert shown_columns(html) == ["pos", "message_id", "created_at", "role", "summary", "status",
-                                   "text", "tool_calls", "tokens_input", "tokens_output", "cost"]
-    plain = shown_columns(run.forge.history(run.sessions["gamma"])._repr_html_())
-    assert plain == ["pos", "message_id", "created_at", "role", "status", "text", "tool_calls",
-                     "tokens_input", "tokens_output", "cost"]  # nothing compacted, nothing said
+    # columns that say something here are shown: alpha's view starts at a compaction summary
+    # and called tools; every message completed
+    assert shown_columns(html) == ["pos", "message_id", "role", "summary", "text", "tool_calls",
+                                   "tokens_input", "tokens_output", "cost"]
+    gamma = shown_columns(run.forge.history(run.sessions["gamma"])._repr_html_())
+    assert gamma == ["pos", "message_id", "role", "status", "text", "tokens_input",
+                     "tokens_output", "cost"]  # an error, no summary, no tool call
     cells = re.findall(r"<td>([^<]*)</td>", html)
-    assert max(len(c) for c in cells) <= 80 and not any("\n" in c for c in cells)
+    assert max(len(c) for c in cells) <= 60 and not any("\n" in c for c in cells)
+    assert 'class="dataframe forge-frame"' in html and "white-space: nowrap" in html
     assert any(c.endswith("…") for c in cells)  # a long text is cut, not wrapped
-    assert visible.text.str.len().max() > 80  # … while the data keep all of it
+    assert visible.text.str.len().max() > 60  # … while the data keep all of it
     assert set(SHORT.findall(html)) == {"msg"} and not FULL.search(html)
     assert visible.message_id.str.match(FULL).all()
 
