@@ -38,6 +38,7 @@ class PermissionGate:
         except ToolError as exc:
             record(Event(session_id=sid, type="permission.denied", actor="forge",
                          data={"tool": tool.name, "reason": str(exc)[:500], "part_id": part.id}))
+            decided(part, "deny", "rule", reason=str(exc)[:500])
             return f"Permission denied: {exc}"
         verdict = self.permissions.evaluate(tool.name, subject)
         if verdict.action == "allow":
@@ -46,6 +47,7 @@ class PermissionGate:
                  "layer": verdict.layer, "part_id": part.id}
         if verdict.action == "deny":
             record(Event(session_id=sid, type="permission.denied", actor="forge", data=facts))
+            decided(part, "deny", "rule", rule=str(verdict.rule))
             on = f" on {subject}" if isinstance(subject, PathSubject) else ""
             return (f"Permission denied: {tool.name} is not allowed{on} here "
                     f"(rule {verdict.rule}, {verdict.layer} layer). Do not retry it; tell the "
@@ -60,6 +62,7 @@ class PermissionGate:
                       "as in a plain script)")
             record(Event(session_id=sid, type="permission.answered", actor="forge",
                          data={"request_id": request.id, "answer": "deny", "reason": reason}))
+            decided(part, "deny", "forge", reason=reason)
             return (f"Permission denied: {tool.name} needs a person's approval and {reason}. "
                     "Tell the user what you wanted to do; they can allow it with a "
                     "permission rule or answer approvals in the notebook.")
@@ -70,7 +73,7 @@ class PermissionGate:
         record(Event(session_id=sid, type="permission.answered", actor=answer.by,
                      data={"request_id": request.id, "answer": answer.answer,
                            "reason": answer.reason}))
-        part.metadata["approval_answer"] = answer.answer
+        decided(part, answer.answer, answer.by, reason=answer.reason)
         if answer.answer == "deny":
             why = f": {answer.reason}" if answer.reason else "."
             return f"The user denied this {tool.name} call{why}"
@@ -79,6 +82,14 @@ class PermissionGate:
             self.permissions.grants.append(grant)
             await asyncio.to_thread(remember_grant, self.session, grant)
         return None
+
+
+def decided(part: ToolPart, answer: str, by: str, *, rule: str | None = None,
+            reason: str | None = None) -> None:
+    """Keep on the call who decided it and how, as the live widget tells it from the events
+    (notebook/turn_state.py): ``answer`` once | session | deny, ``by`` widget | user | forge
+    (no one could answer) | rule | a name. The static record reads it (render.decision_text)."""
+    part.metadata["decision"] = {"answer": answer, "by": by, "rule": rule, "reason": reason}
 
 
 def remember_grant(session: SessionHandle, grant: Rule) -> None:

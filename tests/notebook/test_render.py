@@ -242,3 +242,48 @@ def test_the_demo_models_quoted_tool_output_keeps_its_line_breaks():
     html = render.message_html(answer)
     check_html(html)
     assert "<pre><code>df: DataFrame (3, 2)\nx: int = 3\n```\nnot the end\n</code></pre>" in html
+
+
+def test_the_record_of_a_real_turn_says_who_denied_or_allowed_each_call(make_forge, server):
+    """Through the prompt path and the permission gate into a DuckDB file, read back from it:
+    a rule, forge (no one to ask), a person who denied, a person who allowed."""
+    from forge_jupyter.session.approval import Answer
+    from forge_jupyter.testing import Turn, tool_call
+    from forge_jupyter.tools.permission import Rule
+
+    forge = make_forge("duckdb", permissions=[Rule("save", "*locked*", "deny")])
+    saved: list[str] = []
+
+    @forge.tool(mutating=True)
+    def save(name: str) -> str:
+        """Save something (the build agent asks first)."""
+        saved.append(name)
+        return f"saved {name}"
+
+    session = forge.session("decisions")
+    server.add(Turn([tool_call("save", {"name": "locked-file"})]),
+               Turn([tool_call("save", {"name": "nobody-asked"})]), Turn.text("ok"))
+    session.prompt("save two things")  # the rule, then forge: no approval handler yet
+    answers = iter([Answer("deny", "not on Fridays", "bob"), Answer("once", None, "widget")])
+    forge.on_approval(lambda request: next(answers))
+    server.add(Turn([tool_call("save", {"name": "refused"})]),
+               Turn([tool_call("save", {"name": "allowed"})]), Turn.text("done"))
+    session.prompt("save two more")
+    assert saved == ["allowed"]
+
+    forge.flush()
+    stored = list(forge.store.iter_timeline(session.id))  # what a restarted kernel reads
+    calls = {p.input["name"]: p for m in stored for p in m.tool_parts}
+    assert calls["locked-file"].metadata["decision"] == {
+        "answer": "deny", "by": "rule", "rule": "save(*locked*) → deny", "reason": None}
+    assert calls["nobody-asked"].metadata["decision"]["by"] == "forge"
+    assert calls["refused"].metadata["decision"] == {
+        "answer": "deny", "by": "bob", "rule": None, "reason": "not on Fridays"}
+    html = render.turn_work_html(stored)
+    check_html(html)
+    assert "· error" not in html and html.count("· denied ·") == 3
+    assert "<strong>Denied by rule save(*locked*) → deny</strong>" in html
+    assert "<strong>Denied by forge — no one can answer approvals here" in html
+    assert "<strong>Denied by bob — not on Fridays</strong>" in html
+    assert "<em>Allowed once by you, in the widget</em>" in html
+    assert "[save] denied by bob — not on Fridays" in render.turn_work_text(stored)
