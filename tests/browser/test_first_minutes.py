@@ -169,6 +169,12 @@ def test_tool_cards_say_pending_denied_by_whom_and_do_not_repeat_the_name(page, 
     nb.screenshot("tool-denied")
     nb.wait_idle(3)
     assert not (lab.root / "notes.txt").exists()
+    # the static record that replaces the widget says the same
+    record = nb.cell(3).locator(".forge-record")
+    record.wait_for()
+    said = record.inner_text()
+    assert "write_note · denied" in said and "Denied by you, in the widget — not now" in said, said
+    assert "· error" not in said and "variables — variables" not in said
     assert not page.forge_errors
 
 
