@@ -5,7 +5,7 @@ split — start: an empty full row; deltas: the bus only; while streaming: a ful
 checkpoint at most once a second (a timer, never per delta, so a crash loses at most the last
 second); end: the full row, trailing whitespace trimmed; every tool state transition and both
 step boundaries: full rows, a call's ``running`` row (arguments included) durable before it
-runs — runs the round's tool calls (concurrently, results kept in call order) and reports
+runs — runs the round's tool calls (tool_call.py; concurrently, results kept in call order) and reports
 ``continue | stop | compact`` to runLoop. Whatever happens (error, abort), it leaves nothing
 open: every part and the message reach a terminal state.
 """
@@ -20,8 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 from .. import llm
-from ..bus import DisplayData, SessionStatus, ToolOutput
-from ..errors import ToolError
+from ..bus import SessionStatus
 from ..model import (
     ErrorInfo,
     Message,
@@ -36,13 +35,12 @@ from ..model import (
     ToolPart,
     now,
 )
-from ..scrub import StreamScrubber, valid_data
-from ..tools.base import ToolContext
-from ..tools.truncate import Truncated, truncate
+from ..scrub import valid_data
 from .context import RunContext
 from .durable import Checkpoints, SharedCommit
 from .recovery import close_open_parts
 from .retry import classify, describe, describe_credentials, retry_after
+from .tool_call import run_call
 
 log = logging.getLogger(__name__)
 Outcome = Literal["continue", "stop", "compact"]
@@ -282,7 +280,8 @@ class Processor:
 
     async def _run_tools(self) -> None:
         # Started together, written in call order: each part already has its place (its id).
-        await asyncio.gather(*(self._run_tool(p) for p in self._calls))
+        await asyncio.gather(*(run_call(self.ctx, p, self.tool_table, self._commit)
+                               for p in self._calls))
         files = [PatchFile(**p.metadata["patch"]) for p in self._calls
                  if p.state == "completed" and isinstance(p.metadata.get("patch"), dict)]
         if files:  # what this step changed on disk, one unified diff per file
@@ -291,92 +290,6 @@ class Processor:
 
     def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
         self._put(part.fail(message, **meta))
-
-    async def _run_tool(self, part: ToolPart) -> None:
-        ctx = self.ctx
-        tool = self.tool_table.get(part.tool)
-        if tool is None:
-            available = ", ".join(sorted(self.tool_table)) or "none"
-            name = part.tool or "(no name)"
-            self._fail_tool(part, f"Unknown tool {name!r}. Available tools: {available}.")
-            return
-        if part.raw_input is not None:
-            self._fail_tool(part, f"The arguments for {part.tool} are not valid JSON: "
-                                  f"{part.raw_input[:200]!r}. Call the tool again with a JSON object.")
-            return
-        problems = tool.validation_errors(part.input)
-        if problems:
-            self._fail_tool(part, f"Invalid arguments for {part.tool}: " + "; ".join(problems))
-            return
-        signature = (part.tool, json.dumps(part.input, sort_keys=True))
-        recent = ctx.recent_calls
-        recent.append(signature)
-        n = ctx.config.doom_loop_threshold
-        if n > 0 and len(recent) >= n and all(c == signature for c in recent[-n:]):
-            self._fail_tool(part, f"Doom loop: {part.tool} was called {n} times in a row with the "
-                                  "same arguments; the run was stopped.", doom_loop=True)
-            return
-        if ctx.gate is not None:
-            denied = await ctx.gate(ctx, tool, part)
-            if denied:
-                self._fail_tool(part, denied, permission="denied")
-                return
-        self._put(part.start())
-        # Durable before it runs, arguments included: a crash mid-tool leaves the call findable.
-        try:
-            await self._commit()
-        except Exception as exc:  # unrecorded, it does not run; the store error surfaces later
-            self._fail_tool(part, f"{part.tool} was not run: its call could not be saved to the "
-                                  f"store ({type(exc).__name__}: {exc}).")
-            return
-        scrub = self.writer.scrubber
-        live: dict[str, StreamScrubber] = {}  # printed output, scrubbed as it streams
-
-        def emit(stream: str, text: str) -> None:
-            shown = (live.get(stream) or live.setdefault(stream, scrub.stream())).feed(text)
-            if shown:
-                ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, shown))
-
-        def display(bundle: dict[str, str]) -> None:
-            ctx.bus.publish(DisplayData(ctx.session.id, part.id, bundle))
-
-        tctx = ToolContext(
-            session_id=ctx.session.id, message_id=self.assistant.id, call_id=part.call_id,
-            part_id=part.id, forge=ctx.forge, root=ctx.session.directory,
-            output_dir=ctx.output_dir, run=ctx, emit_output=emit, emit_display=display,
-            display_available=ctx.display_available,
-        )
-        timeout = tool.timeout or ctx.config.tool_timeout
-        try:
-            try:
-                result = await asyncio.wait_for(tool.run(part.input, tctx), timeout)
-            finally:  # what the stream held back, before the call's final row
-                for stream, scrubbed in list(live.items()):
-                    if rest := scrubbed.flush():
-                        ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, rest))
-        except TimeoutError:
-            self._fail_tool(part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
-            return
-        except asyncio.CancelledError:
-            raise
-        except ToolError as exc:  # the tool's own words (a traceback, a refusal)
-            cut = truncate(str(exc), output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
-            self._fail_tool(part, cut.text)
-            return
-        except Exception as exc:  # a tool's failure is the model's information, not a crash
-            self._fail_tool(part, scrub(f"{type(exc).__name__}: {exc}") or "")
-            return
-        # The tool ran; only what the model (and the store) sees is cut and scrubbed — the
-        # full output saved on disk too.
-        if "truncated" in result.metadata:  # the tool cut its own output (a stream)
-            cut = Truncated(scrub(result.output) or "", False, 0, 0)
-        else:
-            cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
-        part.complete(cut.text, title=result.title, metadata=result.metadata)
-        if cut.truncated:
-            part.metadata["truncated"] = {"total_lines": cut.total_lines,
-                                          "total_bytes": cut.total_bytes, "saved": cut.saved_path}
-        self._put(part)
 
     # ------------------------------------------------------------------------ closing
 

@@ -1,0 +1,121 @@
+"""One tool call of a model round, from its complete arguments to its final row (DESIGN §5).
+
+Before it runs: a known tool, arguments that are JSON and fit the schema, no doom loop, the
+permission gate — each refusal an error the model reads. Then its ``running`` row, arguments
+included, is made durable (a crash mid-tool leaves the call findable), and the tool runs under
+its timeout with its printed output and displays live on the bus; what the model and the store
+get of the result is truncated and scrubbed (the full output saved on disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+
+from ..bus import DisplayData, ToolOutput
+from ..errors import ToolError
+from ..model import ToolPart
+from ..scrub import StreamScrubber
+from ..tools.base import Tool, ToolContext
+from ..tools.truncate import Truncated, truncate
+from .context import RunContext
+
+
+def _fail(ctx: RunContext, part: ToolPart, message: str, **meta: object) -> None:
+    ctx.writer.update_part(part.fail(message, **meta))
+
+
+async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> Tool | None:
+    """The tool to run, or None when the call was refused (its error row written)."""
+    tool = tools.get(part.tool)
+    if tool is None:
+        available = ", ".join(sorted(tools)) or "none"
+        name = part.tool or "(no name)"
+        _fail(ctx, part, f"Unknown tool {name!r}. Available tools: {available}.")
+        return None
+    if part.raw_input is not None:
+        _fail(ctx, part, f"The arguments for {part.tool} are not valid JSON: "
+                         f"{part.raw_input[:200]!r}. Call the tool again with a JSON object.")
+        return None
+    problems = tool.validation_errors(part.input)
+    if problems:
+        _fail(ctx, part, f"Invalid arguments for {part.tool}: " + "; ".join(problems))
+        return None
+    signature = (part.tool, json.dumps(part.input, sort_keys=True))
+    recent = ctx.recent_calls
+    recent.append(signature)
+    n = ctx.config.doom_loop_threshold
+    if n > 0 and len(recent) >= n and all(c == signature for c in recent[-n:]):
+        _fail(ctx, part, f"Doom loop: {part.tool} was called {n} times in a row with the same "
+                         "arguments; the run was stopped.", doom_loop=True)
+        return None
+    if ctx.gate is not None:
+        denied = await ctx.gate(ctx, tool, part)
+        if denied:
+            _fail(ctx, part, denied, permission="denied")
+            return None
+    return tool
+
+
+async def run_call(ctx: RunContext, part: ToolPart, tools: dict[str, Tool],
+                   commit: Callable[[], Awaitable[None]]) -> None:
+    """Check, run and record one call; ``commit`` makes its ``running`` row durable."""
+    tool = await _checked(ctx, part, tools)
+    if tool is None:
+        return
+    ctx.writer.update_part(part.start())
+    try:
+        await commit()
+    except Exception as exc:  # unrecorded, it does not run; the store error surfaces later
+        _fail(ctx, part, f"{part.tool} was not run: its call could not be saved to the store "
+                         f"({type(exc).__name__}: {exc}).")
+        return
+    scrub = ctx.writer.scrubber
+    live: dict[str, StreamScrubber] = {}  # printed output, scrubbed as it streams
+
+    def emit(stream: str, text: str) -> None:
+        shown = (live.get(stream) or live.setdefault(stream, scrub.stream())).feed(text)
+        if shown:
+            ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, shown))
+
+    def display(bundle: dict[str, str]) -> None:
+        ctx.bus.publish(DisplayData(ctx.session.id, part.id, bundle))
+
+    tctx = ToolContext(
+        session_id=ctx.session.id, message_id=part.message_id, call_id=part.call_id,
+        part_id=part.id, forge=ctx.forge, root=ctx.session.directory,
+        output_dir=ctx.output_dir, run=ctx, emit_output=emit, emit_display=display,
+        display_available=ctx.display_available,
+    )
+    timeout = tool.timeout or ctx.config.tool_timeout
+    try:
+        try:
+            result = await asyncio.wait_for(tool.run(part.input, tctx), timeout)
+        finally:  # what the stream held back, before the call's final row
+            for stream, scrubbed in list(live.items()):
+                if rest := scrubbed.flush():
+                    ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, rest))
+    except TimeoutError:
+        _fail(ctx, part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
+        return
+    except asyncio.CancelledError:
+        raise
+    except ToolError as exc:  # the tool's own words (a traceback, a refusal)
+        _fail(ctx, part, truncate(str(exc), output_dir=ctx.output_dir, name=part.id,
+                                  scrubber=scrub).text)
+        return
+    except Exception as exc:  # a tool's failure is the model's information, not a crash
+        _fail(ctx, part, scrub(f"{type(exc).__name__}: {exc}") or "")
+        return
+    # The tool ran; only what the model (and the store) sees is cut and scrubbed — the full
+    # output saved on disk too.
+    if "truncated" in result.metadata:  # the tool cut its own output (a stream)
+        cut = Truncated(scrub(result.output) or "", False, 0, 0)
+    else:
+        cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
+    part.complete(cut.text, title=result.title, metadata=result.metadata)
+    if cut.truncated:
+        part.metadata["truncated"] = {"total_lines": cut.total_lines,
+                                      "total_bytes": cut.total_bytes, "saved": cut.saved_path}
+    ctx.writer.update_part(part)
