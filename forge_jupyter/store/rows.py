@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..model import (
+    TERMINAL_TOOL_STATES,
     ErrorInfo,
     Event,
     Message,
@@ -133,3 +134,13 @@ def event_row(tenant_id: str, e: Event) -> tuple:
 def append_rows(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], rows: list) -> None:
     with con.appender(table, columns=list(columns)) as appender:
         appender.append_rows(rows)
+
+
+# When a stored part is final, from its columns alone — what ``Part.is_terminal`` says of it:
+# text and reasoning once they have an end (``part_row`` fills ``time_end`` for them), a tool
+# call once completed or failed, every other type as soon as it is written. A write checks
+# this of the parts it replaces without parsing their JSON (tests/store pins the two equal).
+PART_TERMINAL_SQL = (
+    "CASE WHEN type = 'tool' THEN coalesce(tool_state IN ({tool}), false) "
+    "WHEN type IN ('text', 'reasoning') THEN time_end IS NOT NULL ELSE true END"
+).format(tool=", ".join(f"'{s}'" for s in sorted(TERMINAL_TOOL_STATES)))
