@@ -35,7 +35,10 @@ from .base import Store
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 log = logging.getLogger(__name__)
-Key = tuple[Any, ...]
+# A buffered row's slot: its kind (message | part | append | event, as ``Rejected.kind``) and
+# its id — a newer full row of the same id replaces the buffered one; an append's id is the
+# pointer (session, message).
+Key = tuple[str, ...]
 _REASON_MAX = 400  # characters of an error kept in a report
 
 
@@ -93,19 +96,19 @@ class Projection:
 
     def put_message(self, message: Message) -> None:
         with self._lock:
-            self._buffer[("m", message.id)] = PutMessage(message)
+            self._buffer[("message", message.id)] = PutMessage(message)
 
     def put_part(self, part: Part) -> None:
         with self._lock:
-            self._buffer[("p", part.id)] = PutPart(part)
+            self._buffer[("part", part.id)] = PutPart(part)
 
     def append(self, session_id: str, message_id: str) -> None:
         with self._lock:
-            self._buffer[("a", session_id, message_id)] = AppendMessage(session_id, message_id)
+            self._buffer[("append", session_id, message_id)] = AppendMessage(session_id, message_id)
 
     def put_event(self, event: Event) -> None:
         with self._lock:
-            self._buffer[("e", event.id)] = PutEvent(event)
+            self._buffer[("event", event.id)] = PutEvent(event)
 
     @property
     def pending(self) -> int:
