@@ -1,16 +1,19 @@
-"""What one prompt's run carries through runLoop and the Processor."""
+"""What one prompt's run carries through runLoop, the Processor and compaction: the turn's
+decisions (made once, session/turn.py) and the run's own state (steps, spend, the view)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import llm
 from ..bus import Bus
-from ..model import Message, SessionInfo, TextPart, now
+from ..model import Message, SessionInfo, TextPart, ToolPart, now
 from ..tools.base import Tool
+from ..tools.permission import Permissions
+from .host import Host
 from .retry import RetryPolicy
 from .writer import Writer
 
@@ -35,7 +38,7 @@ class RunContext:
     params: dict[str, Any]
     config: RunConfig
     budget: float | None = None
-    forge: Any = None
+    forge: Host | None = None  # the owner (the Forge): tools reach the namespace and store by it
     spent: float = 0.0
     steps: int = 0
     recent_calls: list[tuple[str, str]] = field(default_factory=list)
@@ -45,8 +48,8 @@ class RunContext:
     compaction_ratio: float = 0.8  # of the usable window
     char_budget: int = 400_000  # for models litellm does not know
     # The permission gate, awaited before each tool call: None to run, else why it may not.
-    gate: Callable[..., Any] | None = None
-    permissions: Any = None  # the turn's layered rules (tools.permission.Permissions)
+    gate: Callable[[RunContext, Tool, ToolPart], Awaitable[str | None]] | None = None
+    permissions: Permissions | None = None  # the turn's layered rules
     scrub: Callable[[str | None], str | None] = lambda text: text  # secrets out of outputs
     output_dir: str | None = None  # where full outputs of truncated tool results go
     prepare: Callable[[Any], Any] | None = None  # plugin hooks over each model request

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..model import Event, Message, ReasoningPart, TextPart, ToolPart, now
+from ..model import Event, Message, Part, ReasoningPart, TextPart, ToolPart, now
 from ..store.base import Store
 from ..store.ops import Op, PutEvent, PutMessage, PutPart
 from . import runner
@@ -22,9 +22,9 @@ from . import runner
 INTERRUPTED = "interrupted: the process running this call stopped before it finished"
 
 
-def close_open_parts(message: Message, *, tool_error: str, at: float) -> list:
+def close_open_parts(message: Message, *, tool_error: str, at: float) -> list[Part]:
     """The message's unfinished parts, closed: what a finished message may not keep open."""
-    closed = []
+    closed: list[Part] = []
     for part in message.parts:
         if part.is_terminal:
             continue

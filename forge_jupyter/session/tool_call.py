@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ..bus import DisplayData, ToolOutput
 from ..errors import ToolError
@@ -22,7 +23,7 @@ from ..tools.truncate import Truncated, truncate
 from .context import RunContext
 
 
-def _fail(ctx: RunContext, part: ToolPart, message: str, **meta: object) -> None:
+def _fail(ctx: RunContext, part: ToolPart, message: str, **meta: Any) -> None:
     ctx.writer.update_part(part.fail(message, **meta))
 
 

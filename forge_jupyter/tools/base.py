@@ -28,11 +28,14 @@ class Run(Protocol):
     """What a tool may use of the run its call belongs to (``session.context.RunContext`` is
     one): the session, the model, the turn's layered permissions, the write entry, a flush."""
 
-    session: SessionInfo
-    model: str
-    permissions: Permissions | None
-    writer: PartWriter
-
+    @property
+    def session(self) -> SessionInfo: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def permissions(self) -> Permissions | None: ...
+    @property
+    def writer(self) -> PartWriter: ...
     async def flush(self) -> None: ...
 
 
