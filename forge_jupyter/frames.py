@@ -251,7 +251,7 @@ def sessions(store: Store, *, since: When = None, until: When = None) -> pd.Data
                coalesce(c.tokens_input, 0) AS tokens_input,
                coalesce(c.tokens_output, 0) AS tokens_output,
                -- nothing spent yet is $0; NULL stays for a price the table does not know
-               CASE WHEN c.session_id IS NULL THEN 0 ELSE c.cost END AS cost, f.first_prompt
+               CASE WHEN c.session_id IS NULL THEN 0 ELSE c.cost END AS cost
         FROM sessions s LEFT JOIN (
             SELECT session_id, count(*) AS steps, sum(tokens_input)::BIGINT AS tokens_input,
                    sum(tokens_output)::BIGINT AS tokens_output, sum(cost) AS cost
@@ -263,23 +263,30 @@ def sessions(store: Store, *, since: When = None, until: When = None) -> pd.Data
                   WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model)
             GROUP BY session_id
         ) mm ON mm.session_id = s.session_id
-        LEFT JOIN (
-            -- only for sessions with no stored title: the first prompt of the timeline
-            SELECT sm.session_id, arg_min(p.data ->> '$.text', (sm.pos, p.id)) AS first_prompt
-            FROM session_message sm
-            JOIN message u ON u.id = sm.message_id AND u.role = 'user'
-            JOIN part p ON p.message_id = u.id AND p.type = 'text'
-                       AND NOT coalesce(TRY_CAST(p.data ->> '$.synthetic' AS BOOLEAN), false)
-            WHERE sm.session_id IN (SELECT session_id FROM sessions WHERE title IS NULL)
-            GROUP BY sm.session_id
-        ) f ON f.session_id = s.session_id
         {where.sql()} ORDER BY s.created_at, s.session_id"""
     with store.reading() as con:
         frame = select(con, sql, where.params or None, store.tenant_id)
-    if len(frame):
-        derived = frame["first_prompt"].map(lambda t: None if t is None or t != t else title_of(t))
-        frame["title"] = frame["title"].where(frame["title"].notna(), derived)
+        untitled = frame["title"].isna() & (frame["messages"] > 0)
+        if untitled.any():
+            # sessions of a file written before titles were stored, and forks: the same rule
+            # over the first message of the timeline, always the person's first prompt
+            firsts = select(con, _FIRST_PROMPTS, [frame["session_id"][untitled].tolist()],
+                            store.tenant_id)
+            derived = {sid: title_of(text) for sid, text in
+                       zip(firsts["session_id"], firsts["first_prompt"], strict=True)
+                       if isinstance(text, str)}
+            frame.loc[untitled, "title"] = frame.loc[untitled, "session_id"].map(derived)
     return ReadableFrame.of(typed(frame, SESSIONS), SESSIONS_DISPLAY)
+
+
+_FIRST_PROMPTS = """
+    WITH firsts AS (SELECT session_id, message_id FROM session_message
+                    WHERE pos = 0 AND session_id IN (SELECT unnest(?::VARCHAR[])))
+    SELECT f.session_id, string_agg(p.data ->> '$.text', chr(10) ORDER BY p.id) FILTER (
+               WHERE NOT coalesce(TRY_CAST(p.data ->> '$.synthetic' AS BOOLEAN), false)
+           ) AS first_prompt
+    FROM firsts f JOIN part p ON p.message_id = f.message_id AND p.type = 'text'
+    GROUP BY f.session_id"""
 
 
 def messages(store: Store, session: Any = None, *, role: OneOrMany = None,
