@@ -4,8 +4,10 @@ stream and the widget's text mode; the live widget's js/widget/src/words.js says
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING
 
-from ..model import Tokens
+if TYPE_CHECKING:  # model.py's repr formats money with this module: no import back at run time
+    from ..model import Tokens
 
 
 def _fixed(value: float, digits: int = 0) -> str:
