@@ -133,13 +133,38 @@ def generation(path: Path) -> tuple[Any, ...]:
     return head, stat.st_ino, stat.st_size, stat.st_mtime_ns, log
 
 
+PREFIX = "forge-sql-"  # the temporary folders' names: forge-sql-<pid>-<random>
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Remove the folders that killed processes of this user left behind (a kernel stopped
+    with SIGKILL runs no exit handler), once per process."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
+        pid = folder.name[len(PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or folder.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue  # alive under another user, or unreadable: not ours to judge
+
+
 class TenantCopy:
     """One tenant's rows as Parquet files, and a locked DuckDB instance that reads only them."""
 
     def __init__(self, tenant_id: str, generation: tuple[Any, ...] | None):
         self.tenant_id = tenant_id
         self.generation = generation
-        self.folder = Path(tempfile.mkdtemp(prefix="forge-sql-"))  # 0700: this user only
+        _sweep_once()
+        # 0700: this user only; the pid lets a later process remove it if this one is killed
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         (self.folder / "spill").mkdir()
         self.loaded: set[str] = set()  # tables copied
         self.views: set[str] = set()  # documented views defined

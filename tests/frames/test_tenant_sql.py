@@ -243,3 +243,35 @@ def test_the_copy_follows_every_write_and_is_reused_between_them(writable_tenant
         del copy
         gc.collect()
         assert not folder.exists()  # the replaced copy left nothing behind
+
+
+def test_a_killed_process_leaves_no_copy_behind_for_long(tmp_path):
+    """A kernel stopped with SIGKILL runs no exit handler: the next process removes its copy."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
+
+    db = tmp_path / "forge.duckdb"
+    script = textwrap.dedent(f"""
+        import os, sys
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        from forge_jupyter.store.duckdb import DuckDBStore
+        from forge_jupyter.store import sandbox
+        DuckDBStore({str(db)!r}).sql("SELECT count(*) AS n FROM messages")
+        print(*[c.folder for c in sandbox._copies.values()], flush=True)
+        if sys.argv[1] == "die":
+            os.kill(os.getpid(), {int(signal.SIGKILL)})
+    """)
+    killed = subprocess.run([sys.executable, "-c", script, "die"], capture_output=True,
+                            text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    [left] = killed.stdout.split()
+    assert os.path.isdir(left) and os.path.dirname(left) == tempfile.gettempdir()
+    clean = subprocess.run([sys.executable, "-c", script, "live"], capture_output=True,
+                           text=True, timeout=120)
+    assert clean.returncode == 0, clean.stderr
+    [own] = clean.stdout.split()
+    assert not os.path.exists(left)  # swept by the next process
+    assert not os.path.exists(own)  # removed at its own exit
