@@ -66,3 +66,22 @@ class Kernel:
     def close(self) -> None:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
+
+
+def usage_error(r: Result) -> bool:
+    """IPython shows a UsageError as one line on stderr, without a traceback."""
+    return r.stderr.startswith("UsageError: ") and r.error is None
+
+
+def forge_kernel(api_base: str, root: Any, env: dict[str, str] | None = None, *,
+                 key: str | None = "sk-fake", model: str = "openai/gpt-4o-mini") -> Kernel:
+    """A kernel with forge_jupyter loaded, talking to the fake model server at ``api_base``,
+    its store in ``root`` (text mode: no frontend answers the widget here)."""
+    base = {"FORGE_MODEL": model, "FORGE_API_BASE": api_base,
+            "FORGE_DB": str(root / "forge.duckdb"), "FORGE_WIDGET": "off"}
+    if key is not None:
+        base["FORGE_API_KEY"] = key
+    k = Kernel({**base, **(env or {})}, cwd=str(root))
+    loaded = k.run("%load_ext forge_jupyter")
+    assert loaded.status == "ok", loaded.text
+    return k

@@ -6,36 +6,17 @@ from __future__ import annotations
 import time
 
 import pytest
-from nb_kernel import Kernel
+from nb_kernel import forge_kernel, usage_error
 
-from forge_jupyter.testing import FakeModelServer, Turn, delay, text
-
-
-def usage_error(r) -> bool:
-    return r.stderr.startswith("UsageError: ") and r.error is None
-
-
-@pytest.fixture(scope="module")
-def model_server():
-    with FakeModelServer() as server:
-        yield server
+from forge_jupyter.testing import Turn, delay, text
 
 
 @pytest.fixture(scope="module")
 def kernel(model_server, tmp_path_factory):
-    root = tmp_path_factory.mktemp("nb")
-    k = Kernel({"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": model_server.openai_base,
-                "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(root / "forge.duckdb"),
-                "FORGE_WIDGET": "off", "FORGE_STREAM_TIMEOUT": "0.5"}, cwd=str(root))
-    assert k.run("%load_ext forge_jupyter").status == "ok"
+    k = forge_kernel(model_server.openai_base, tmp_path_factory.mktemp("nb"),
+                     {"FORGE_STREAM_TIMEOUT": "0.5"})
     yield k
     k.close()
-
-
-@pytest.fixture
-def server(model_server):
-    model_server.clear()
-    return model_server
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])

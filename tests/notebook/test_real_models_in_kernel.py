@@ -7,16 +7,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from nb_kernel import Kernel
+from nb_kernel import forge_kernel
 
 from forge_jupyter.model_choice import PLACEHOLDER_KEY
-from forge_jupyter.testing import FakeModelServer, Turn
-
-
-@pytest.fixture(scope="module")
-def model_server():
-    with FakeModelServer() as server:
-        yield server
+from forge_jupyter.testing import Turn
 
 
 @pytest.fixture(scope="module")
@@ -26,19 +20,11 @@ def kernel(model_server, tmp_path_factory):
               if k.endswith("_API_KEY") or k in ("OPENAI_ADMIN_KEY", "FORGE_MAX_TOKENS",
                                                  "FORGE_TOOL_PROFILE")}
     try:
-        k = Kernel({"FORGE_MODEL": "openai/local-model", "FORGE_API_BASE": model_server.openai_base,
-                    "FORGE_DB": str(root / "forge.duckdb"), "FORGE_WIDGET": "off"}, cwd=str(root))
+        k = forge_kernel(model_server.openai_base, root, key=None, model="openai/local-model")
     finally:
         os.environ.update(hidden)
-    assert k.run("%load_ext forge_jupyter").status == "ok"
     yield k
     k.close()
-
-
-@pytest.fixture
-def server(model_server):
-    model_server.clear()
-    return model_server
 
 
 def test_max_tokens_option_reaches_the_server_and_a_cut_off_reply_says_so(kernel, server):

@@ -16,24 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from forge_jupyter.testing import FakeModelServer, Turn
+from forge_jupyter.testing import Turn
 
 pytestmark = pytest.mark.slow
 
 IPYTHON = str(Path(sys.executable).with_name("ipython"))
 ANSWER = "Hello from the terminal."
-
-
-@pytest.fixture(scope="module")
-def model_server():
-    with FakeModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(model_server):
-    model_server.clear()
-    return model_server
 
 
 @pytest.fixture
