@@ -16,9 +16,7 @@ from ..config import Forge as ForgeConfig
 from ..errors import NotFound
 from ..tools.permission import Rule
 
-_STORE_KEYS = ("db", "tenant", "builtin_tools", "max_age")
-_LIVE_KEYS = ("model", "agent", "permissions", "compaction_ratio", "char_budget", "step_limit",
-              "tool_timeout")
+_STORE_KEYS = ("db", "tenant", "builtin_tools", "max_age")  # a change builds a new Forge
 
 
 class NotebookForge:
@@ -76,6 +74,7 @@ class NotebookForge:
             f.compaction_ratio, f.char_budget = kwargs["compaction_ratio"], kwargs["char_budget"]
             f.step_limit, f.tool_timeout = kwargs["step_limit"], kwargs["tool_timeout"]
             f.max_tokens, f.tool_profile = kwargs["max_tokens"], kwargs["tool_profile"]
+            f.stream_timeout = kwargs["stream_timeout"]
             for key in ("api_base", "api_key"):
                 if key in kwargs:
                     f.litellm_kwargs[key] = kwargs[key]

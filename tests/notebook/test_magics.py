@@ -152,6 +152,14 @@ def test_config_magic_changes_the_model_and_shows_its_source(kernel, server):
     kernel.run("%config Forge.model = 'openai/gpt-4o-mini'")
 
 
+def test_config_changes_apply_to_the_next_prompt_without_a_new_store(kernel, server):
+    kernel.run("%config Forge.stream_timeout = 7.5\n%config Forge.max_tokens = 321")
+    r = kernel.run("import forge_jupyter\n_f = forge_jupyter.current()\n"
+                   "print(_f.stream_timeout, _f.max_tokens)")
+    assert r.stdout.split() == ["7.5", "321"], r.text
+    kernel.run("%config Forge.stream_timeout = 120.0\n%config Forge.max_tokens = 0")
+
+
 def test_fork_compact_stop_and_help(kernel, server):
     server.add(Turn.text("base answer"), Turn.text("## Goal\nsummary"), Turn.text("after fork"))
     kernel.run("%forge new forkme")
