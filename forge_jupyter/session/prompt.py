@@ -36,7 +36,8 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
                    budget: float | None, new_text: str | None,
                    max_tokens: int | None = None) -> AsyncIterator[RunContext]:
     """Take the session's runner (claim + lease), recover what a dead runner left open, read
-    the model's view and build the run's context; release everything on the way out."""
+    the model's view, decide the turn (turn.py) and build the run's context from it; release
+    everything on the way out."""
     forge = session.forge
     store = forge.store
     sid = session.id
