@@ -5,15 +5,19 @@ sharing one file, in batches of 20 and of 200, next to the same workload on stdl
 in WAL mode (synchronous=FULL, so a commit is as durable as DuckDB's; same validation through
 ``plan_write``; one long-lived connection per process, which is how SQLite is used).
 
-Reads: the whole timeline of a 50,000-message session (3 parts each) page by page, with and
-without ``store.hold()``, and one page of 100.
+Reads: the whole timeline of a 50,000-message session (3 parts each) as ``Session.messages()``
+reads it (``store.read_timeline``: pages whose rows DuckDB writes as JSON and pydantic validates
+in one call each, the cycle collector paused), beside the way it was read before (a Message
+built per row, ``part_from_json`` per part, pages of 500 — kept here as the baseline); the
+same pages through ``iter_timeline``, with and without ``store.hold()``; one page of 100.
 
-    python benchmarks/bench_store.py [--messages 50000]
+    python benchmarks/bench_store.py [--messages 50000] [--reads-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sqlite3
 import statistics
@@ -24,6 +28,7 @@ import time
 from pathlib import Path
 
 from forge_jupyter.model import (
+    ErrorInfo,
     Message,
     SessionInfo,
     StepFinishPart,
@@ -31,6 +36,7 @@ from forge_jupyter.model import (
     TextPart,
     Tokens,
     now,
+    part_from_json,
 )
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
@@ -186,17 +192,30 @@ def bench_reads(folder: Path, count: int) -> None:
     load = time.perf_counter() - t
     print(f"bulk load (batches of 2,000 messages, held): {rows:,} rows in {load:.1f} s "
           f"= {rows / load:,.0f} rows/s")
+    figures: dict[str, float] = {}
+
+    reads = {"row by row (before)": lambda: _row_by_row(store, session.id),
+             "read_timeline (now)": lambda: store.read_timeline(session.id)}
+    assert reads["row by row (before)"]() == reads["read_timeline (now)"]()  # the same messages
+    for _ in range(3):  # alternated, the best of three each: the machine's load moves
+        for label, read in reads.items():
+            figures[label] = min(figures.get(label, float("inf")), _timed_read(read, count))
+    for label, best in figures.items():
+        print(f"full timeline, {label:<21}: {best * 1e3:8,.0f} ms = {count / best:>9,.0f} "
+              "messages/s")
+    before, after = figures["row by row (before)"], figures["read_timeline (now)"]
+    print(f"  -> {before / after:.1f}x faster (target: 100,000 messages/s)")
 
     for page_size in (500, 2000):
         t = time.perf_counter()
-        seen = sum(1 for _ in store.iter_timeline(session.id, page_size=page_size))
+        seen = len(list(store.iter_timeline(session.id, page_size=page_size)))
         free = time.perf_counter() - t
         t = time.perf_counter()
         with store.hold():
-            held = sum(1 for _ in store.iter_timeline(session.id, page_size=page_size))
+            held = len(list(store.iter_timeline(session.id, page_size=page_size)))
         inside = time.perf_counter() - t
         assert seen == held == count
-        print(f"full timeline, pages of {page_size:>5,}: {free * 1e3:8,.0f} ms "
+        print(f"iter_timeline, pages of {page_size:>5,}: {free * 1e3:8,.0f} ms "
               f"(file opened per page), {inside * 1e3:8,.0f} ms inside hold()  "
               f"= {count / inside:,.0f} messages/s")
 
@@ -215,9 +234,69 @@ def bench_reads(folder: Path, count: int) -> None:
           f"{inside:.1f} ms inside hold()")
 
 
+def _timed_read(read, count: int) -> float:
+    gc.collect()
+    t = time.perf_counter()
+    messages = read()
+    took = time.perf_counter() - t
+    assert len(messages) == count
+    return took
+
+
+# The way a timeline was read before (the baseline of the figures above): each page's
+# pointers, its message rows by id, one Message built per row, ``part_from_json`` per part.
+_BEFORE_MESSAGE = (
+    "t.id, t.session_id, t.role, t.parent_id, t.agent, t.model, t.provider, t.status, t.finish, "
+    "t.summary, t.error_type, t.error_message, t.tokens_input, t.tokens_output, "
+    "t.tokens_reasoning, t.tokens_cache_read, t.tokens_cache_write, t.tokens_estimated, t.cost, "
+    "epoch_us(t.created_at), epoch_us(t.completed_at), t.origin, t.metadata"
+)
+
+
+def _row_by_row(store: DuckDBStore, session_id: str, page_size: int = 500) -> list[Message]:
+    out: list[Message] = []
+    tenant = store.tenant_id
+    start = 0
+    while True:
+        with store.reading() as con:
+            ids = [r[0] for r in con.execute(
+                "SELECT message_id FROM session_message WHERE tenant_id = ? AND session_id = ? "
+                "AND pos >= ? AND pos < ? ORDER BY pos",
+                [tenant, session_id, start, start + page_size]).fetchall()]
+            if not ids:
+                return out
+            found = {r[0]: r for r in con.execute(
+                f"SELECT {_BEFORE_MESSAGE} FROM message t WHERE t.rowid IN (SELECT rowid FROM "
+                "message WHERE tenant_id = ? AND id IN (SELECT unnest(?::VARCHAR[])))",
+                [tenant, ids]).fetchall()}
+            parts: dict[str, list] = {i: [] for i in ids}
+            for message_id, data in con.execute(
+                    "SELECT t.message_id, t.data FROM part t WHERE t.rowid IN (SELECT rowid FROM "
+                    "part WHERE tenant_id = ? AND message_id IN (SELECT unnest(?::VARCHAR[]))) "
+                    "ORDER BY t.message_id, t.id", [tenant, ids]).fetchall():
+                parts[message_id].append(part_from_json(data))
+        for i in ids:
+            (id_, sid, role, parent_id, agent, model, provider, status, finish, summary,
+             error_type, error_message, t_in, t_out, t_reason, t_cr, t_cw, t_est, cost,
+             created_us, completed_us, origin, metadata) = found[i]
+            out.append(Message(
+                id=id_, session_id=sid, role=role, parent_id=parent_id, agent=agent,
+                model=model, provider=provider, status=status, finish=finish, summary=summary,
+                error=None if error_type is None else ErrorInfo(type=error_type,
+                                                                message=error_message),
+                tokens=Tokens(input=t_in, output=t_out, reasoning=t_reason, cache_read=t_cr,
+                              cache_write=t_cw, estimated=t_est),
+                cost=cost, created_at=created_us / 1e6,
+                completed_at=None if completed_us is None else completed_us / 1e6,
+                origin=None if origin is None else json.loads(origin),
+                metadata=json.loads(metadata) if metadata else {}, parts=parts[i]))
+        start += page_size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=50_000)
+    parser.add_argument("--reads-only", action="store_true", help="skip the write figures")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -230,7 +309,8 @@ def main() -> None:
     print(f"# bench_store — duckdb {duckdb.__version__}, sqlite {sqlite3.sqlite_version}, "
           f"python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="forge-bench-") as folder:
-        bench_writes(Path(folder))
+        if not args.reads_only:
+            bench_writes(Path(folder))
         bench_reads(Path(folder), args.messages)
 
 

@@ -141,7 +141,7 @@ def export_session(store: Store, session_id: str, path: str | os.PathLike[str],
     """Write the session (timeline, parts, events) to ``path`` as JSON; returns the path."""
     with store.hold():
         info = store.get_session(session_id)
-        messages = list(store.iter_timeline(session_id))
+        messages = store.read_timeline(session_id)
         events = _events(store, session_id)
     messages, closed = close_orphans(messages, UNFINISHED)
     doc = {

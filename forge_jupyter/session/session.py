@@ -61,7 +61,7 @@ class Session:
     def messages(self) -> list[Message]:
         """Every message of the session's timeline, oldest first, with parts."""
         self.forge.flush()
-        return list(self.forge.store.iter_timeline(self.id))
+        return self.forge.store.read_timeline(self.id)
 
     @property
     def last(self) -> Message | None:

@@ -18,6 +18,7 @@ The write invariants are checked once for every backend, by ``plan.plan_write``.
 from __future__ import annotations
 
 import contextlib
+import gc
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,26 @@ class Page(Generic[T]):
 
     items: list[T]
     next_cursor: str | None
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while many rows become objects.
+
+    Otherwise, as a long read's objects pile up, the collector walks all of them again and
+    again (a full pass each time they grew by a quarter), though none can be part of a cycle:
+    they are trees of models, dicts and lists. Measured: half the time of reading a
+    50,000-message timeline. Paused only where this process builds objects, never while it
+    waits for another; the collector catches up once, afterwards.
+    """
+    if not gc.isenabled():  # another thread's read, or the program's own choice: leave it
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def encode_cursor(pos: int) -> str:
@@ -217,6 +238,12 @@ class Store(ABC):
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
+
+    def read_timeline(self, session_id: str) -> list[Message]:
+        """Every message of the session with its parts, oldest first, read at once: pages of
+        5,000 with the store held open between them and the cycle collector paused."""
+        with self.hold(), collector_paused():
+            return list(self.iter_timeline(session_id, page_size=5000))
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotFound, SessionDeleted
 from ..model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
 from .rows import (
-    MESSAGE_SELECT,
     SESSION_SELECT,
     event_from_row,
-    message_from_row,
+    message_json,
+    messages_from_json,
     seconds,
     session_from_row,
 )
@@ -78,68 +78,50 @@ def list_sessions(con: duckdb.DuckDBPyConnection, tenant_id: str, after: str,
 # ---------------------------------------------------------------------------------- messages
 
 
-def _rows_where_in(
-    con: duckdb.DuckDBPyConnection, tenant_id: str, select: str, table: str, column: str,
-    ids: list[str], order: str = "",
-) -> list[tuple]:
-    """``SELECT {select} FROM {table} t`` where ``column`` is one of ``ids`` (this tenant).
+def _where_in(table: str, column: str, ids: list[str], tenant_id: str) -> tuple[str, list[Any]]:
+    """A WHERE clause on ``table t``: ``column`` is one of ``ids`` (this tenant).
 
-    A few ids: lookups in the column's index. More: scan only the narrow ``column`` to
-    find the rows, then fetch the wide ones by row id — a join that carried the JSON
-    columns along would read all of them (measured, the parts of 500 messages among
-    150,000: 13 ms instead of 48).
+    A few ids: lookups in the column's index. More: scan only the narrow ``column`` to find
+    the rows, then fetch the wide ones by row id — a join that carried the JSON columns along
+    would read all of them (measured, the parts of 500 messages among 150,000: 13 ms instead
+    of 48). Ids share their first bytes (``msg_01…``) and DuckDB's string statistics keep
+    only 8, so no range of ids can skip a block of rows.
     """
     if len(ids) <= 20:
-        where = f"t.tenant_id = ? AND t.{column} IN ({', '.join('?' * len(ids))})"
-        params: list[Any] = [tenant_id, *ids]
-    else:
-        where = (
-            f"t.rowid IN (SELECT rowid FROM {table} WHERE tenant_id = ? "
-            f"AND {column} IN (SELECT unnest(?::VARCHAR[])))"
-        )
-        params = [tenant_id, ids]
-    return con.execute(f"SELECT {select} FROM {table} t WHERE {where} {order}", params).fetchall()
+        return f"t.tenant_id = ? AND t.{column} IN ({', '.join('?' * len(ids))})", [tenant_id, *ids]
+    return (f"t.rowid IN (SELECT rowid FROM {table} WHERE tenant_id = ? "
+            f"AND {column} IN (SELECT unnest(?::VARCHAR[])))", [tenant_id, ids])
 
 
-def _parts_of(con: duckdb.DuckDBPyConnection, tenant_id: str,
-              message_ids: list[str]) -> dict[str, list[Part]]:
-    by_message: dict[str, list[Part]] = {m: [] for m in message_ids}
-    if message_ids:
-        rows = _rows_where_in(con, tenant_id, "t.message_id, t.data", "part", "message_id",
-                              message_ids, "ORDER BY t.message_id, t.id")
-        for message_id, data in rows:
-            by_message[message_id].append(part_from_json(data))
-    return by_message
-
-
-def with_parts(con: duckdb.DuckDBPyConnection, tenant_id: str,
-               messages: list[Message]) -> list[Message]:
-    parts = _parts_of(con, tenant_id, [m.id for m in messages])
-    for m in messages:
-        m.parts = parts[m.id]
-    return messages
-
-
-def messages_by_id(con: duckdb.DuckDBPyConnection, tenant_id: str,
-                   ids: list[str]) -> list[Message]:
-    """The messages ``ids`` names, in that order."""
+def messages_by_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ids: list[str], *,
+                   parts: bool) -> list[Message]:
+    """The messages of this tenant ``ids`` names, in that order (an id named twice, twice),
+    with their parts if ``parts``: one query writes each as JSON, one call validates them
+    all (rows.py)."""
     if not ids:
         return []
-    rows = _rows_where_in(con, tenant_id, MESSAGE_SELECT, "message", "id", ids)
-    found = {r[0]: r for r in rows}
-    return [message_from_row(found[i]) for i in ids]
+    wanted = sorted(set(ids))
+    message_where, params = _where_in("message", "id", wanted, tenant_id)
+    bodies = f"(SELECT * FROM message t WHERE {message_where}) m"
+    if parts:
+        part_where, part_params = _where_in("part", "message_id", wanted, tenant_id)
+        query = (f"SELECT m.id, {message_json('p.parts')} FROM {bodies} LEFT JOIN ("
+                 "SELECT message_id, string_agg(data, ',' ORDER BY id) AS parts "
+                 f"FROM part t WHERE {part_where} GROUP BY message_id"
+                 ") p ON p.message_id = m.id")
+        params = [*params, *part_params]
+    else:
+        query = f"SELECT m.id, {message_json(None)} FROM {bodies}"
+    found = dict(con.execute(query, params).fetchall())
+    return messages_from_json([found[i] for i in ids if i in found])
 
 
 def get_message(con: duckdb.DuckDBPyConnection, tenant_id: str, message_id: str, *,
                 parts: bool) -> Message:
-    row = con.execute(
-        f"SELECT {MESSAGE_SELECT} FROM message t WHERE t.tenant_id = ? AND t.id = ?",
-        [tenant_id, message_id],
-    ).fetchone()
-    if row is None:
+    found = messages_by_id(con, tenant_id, [message_id], parts=parts)
+    if not found:
         raise NotFound(f"no message {message_id!r}")
-    message = message_from_row(row)
-    return with_parts(con, tenant_id, [message])[0] if parts else message
+    return found[0]
 
 
 def get_part(con: duckdb.DuckDBPyConnection, tenant_id: str, part_id: str) -> Part:
@@ -154,15 +136,12 @@ def get_part(con: duckdb.DuckDBPyConnection, tenant_id: str, part_id: str) -> Pa
 def timeline_slice(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str,
                    start: int, stop: int, *, parts: bool) -> list[Message]:
     """The messages at positions ``start`` to ``stop`` (excluded) of a timeline."""
-    # pointers, then bodies by id: lookups in the indexes for a short page, one hashed
-    # scan for a long one (string ids give DuckDB's zone maps nothing to prune with)
     ids = [r[0] for r in con.execute(
         "SELECT message_id FROM session_message "
         "WHERE tenant_id = ? AND session_id = ? AND pos >= ? AND pos < ? ORDER BY pos",
         [tenant_id, session_id, start, stop],
     ).fetchall()]
-    items = messages_by_id(con, tenant_id, ids)
-    return with_parts(con, tenant_id, items) if parts else items
+    return messages_by_id(con, tenant_id, ids, parts=parts)
 
 
 def position(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str,
@@ -186,14 +165,14 @@ def message_status(con: duckdb.DuckDBPyConnection, tenant_id: str, message_id: s
 
 def unfinished_messages(con: duckdb.DuckDBPyConnection, tenant_id: str,
                         session_id: str) -> list[Message]:
-    rows = con.execute(
-        f"SELECT {MESSAGE_SELECT} FROM session_message sm "
+    ids = [r[0] for r in con.execute(
+        "SELECT sm.message_id FROM session_message sm "
         "JOIN message t ON t.tenant_id = sm.tenant_id AND t.id = sm.message_id "
         "WHERE sm.tenant_id = ? AND sm.session_id = ? AND t.status <> ALL(?) "
         "ORDER BY sm.pos",
         [tenant_id, session_id, _TERMINAL],
-    ).fetchall()
-    return with_parts(con, tenant_id, [message_from_row(r) for r in rows])
+    ).fetchall()]
+    return messages_by_id(con, tenant_id, ids, parts=True)
 
 
 # ------------------------------------------------------------------------------------ events

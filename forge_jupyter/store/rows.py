@@ -4,6 +4,10 @@ The DuckDB store writes and reads through it, and so does the memory store's SQL
 its rows into a scratch DuckDB of the same schema (memory_sql.py). Timestamps cross as
 ``TIMESTAMPTZ`` one way and as epoch microseconds the other (``epoch_us`` in the SELECTs):
 a float of seconds round-trips exactly through both.
+
+Messages are read in bulk: DuckDB writes each one as the JSON object ``Message`` validates
+from, its parts' stored JSON spliced in (``MESSAGE_JSON``), and pydantic's core validates a
+whole page of them in one call (``messages_from_json``) — no Python per row or per part.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
 from ..model import (
     TERMINAL_TOOL_STATES,
-    ErrorInfo,
     Event,
     Message,
     Part,
@@ -23,9 +28,9 @@ from ..model import (
     SessionInfo,
     StepFinishPart,
     TextPart,
-    Tokens,
     ToolPart,
 )
+from .base import collector_paused
 
 if TYPE_CHECKING:
     import duckdb
@@ -43,12 +48,6 @@ def json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-MESSAGE_SELECT = (
-    "t.id, t.session_id, t.role, t.parent_id, t.agent, t.model, t.provider, t.status, t.finish, "
-    "t.summary, t.error_type, t.error_message, t.tokens_input, t.tokens_output, "
-    "t.tokens_reasoning, t.tokens_cache_read, t.tokens_cache_write, t.tokens_estimated, t.cost, "
-    "epoch_us(t.created_at), epoch_us(t.completed_at), t.origin, t.metadata"
-)
 SESSION_SELECT = (
     "id, name, title, agent, model, directory, parent_id, forked_from_session, "
     "forked_from_message, epoch_us(created_at), epoch_us(updated_at), metadata"
@@ -63,22 +62,6 @@ def message_row(tenant_id: str, m: Message) -> tuple:
         m.error.type if m.error else None, m.error.message if m.error else None,
         t.input, t.output, t.reasoning, t.cache_read, t.cache_write, t.estimated, m.cost,
         timestamp(m.created_at), timestamp(m.completed_at), json_text(m.origin), json_text(m.metadata),
-    )
-
-
-def message_from_row(row: tuple) -> Message:
-    (id_, session_id, role, parent_id, agent, model, provider, status, finish, summary,
-     error_type, error_message, t_in, t_out, t_reason, t_cr, t_cw, t_est, cost,
-     created_us, completed_us, origin, metadata) = row
-    return Message(
-        id=id_, session_id=session_id, role=role, parent_id=parent_id, agent=agent,
-        model=model, provider=provider, status=status, finish=finish, summary=summary,
-        error=None if error_type is None else ErrorInfo(type=error_type, message=error_message),
-        tokens=Tokens(input=t_in, output=t_out, reasoning=t_reason, cache_read=t_cr,
-                      cache_write=t_cw, estimated=t_est),
-        cost=cost, created_at=seconds(created_us), completed_at=seconds(completed_us),
-        origin=None if origin is None else json.loads(origin),
-        metadata=json.loads(metadata) if metadata else {},
     )
 
 
@@ -144,3 +127,41 @@ PART_TERMINAL_SQL = (
     "CASE WHEN type = 'tool' THEN coalesce(tool_state IN ({tool}), false) "
     "WHEN type IN ('text', 'reasoning') THEN time_end IS NOT NULL ELSE true END"
 ).format(tool=", ".join(f"'{s}'" for s in sorted(TERMINAL_TOOL_STATES)))
+
+
+# ------------------------------------------------------------------------- messages in bulk
+
+# A ``message`` row (alias ``m``) as the JSON object ``Message`` validates from. DuckDB prints
+# a DOUBLE as the shortest text that reads back the same, so ``epoch_us / 1e6`` is the very
+# float ``seconds`` computes.
+_MESSAGE_OBJECT = """json_object(
+    'id', m.id, 'session_id', m.session_id, 'role', m.role, 'parent_id', m.parent_id,
+    'agent', m.agent, 'model', m.model, 'provider', m.provider, 'status', m.status,
+    'finish', m.finish, 'summary', m.summary,
+    'error', CASE WHEN m.error_type IS NOT NULL
+                  THEN json_object('type', m.error_type, 'message', m.error_message) END,
+    'tokens', json_object('input', m.tokens_input, 'output', m.tokens_output,
+                          'reasoning', m.tokens_reasoning, 'cache_read', m.tokens_cache_read,
+                          'cache_write', m.tokens_cache_write, 'estimated', m.tokens_estimated),
+    'cost', m.cost, 'created_at', epoch_us(m.created_at) / 1e6,
+    'completed_at', epoch_us(m.completed_at) / 1e6, 'origin', m.origin,
+    'metadata', coalesce(m.metadata, '{}'::JSON))"""
+
+
+def message_json(parts: str | None) -> str:
+    """SQL for a message row (alias ``m``) as JSON text, ``parts`` (an SQL expression: the
+    stored JSON of its parts joined by commas, NULL for none) spliced in as its parts."""
+    if parts is None:
+        return f"{_MESSAGE_OBJECT}::VARCHAR"
+    return f"""'{{"parts":[' || coalesce({parts}, '') || '],' || substr({_MESSAGE_OBJECT}::VARCHAR, 2)"""
+
+
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+def messages_from_json(texts: Sequence[str]) -> list[Message]:
+    """The messages ``message_json`` wrote, validated in one call."""
+    if not texts:
+        return []
+    with collector_paused():
+        return _MESSAGES.validate_json("[" + ",".join(texts) + "]")

@@ -72,6 +72,18 @@ def test_pages_reach_the_end_of_a_1234_message_session(store):
     assert store.position(session.id, ids[1233]) == 1233
 
 
+def test_read_timeline_is_the_whole_timeline_with_parts_at_once(store):
+    session = new_session(store)
+    asked = user_turn(store, session, "one")
+    answer = finish(store, running_assistant(store, session, asked))
+    again = user_turn(store, session, "three")
+    whole = store.read_timeline(session.id)
+    assert [m.id for m in whole] == [asked.id, answer.id, again.id]
+    assert [m.text for m in whole] == ["one", "", "three"]
+    assert whole == list(store.iter_timeline(session.id))
+    assert store.read_timeline(new_session(store).id) == []
+
+
 def test_unfinished_messages_are_listed_with_their_parts(store):
     session = new_session(store)
     user_turn(store, session)

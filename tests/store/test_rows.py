@@ -5,11 +5,12 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from forge_jupyter.errors import Immutable
+from forge_jupyter.errors import Immutable, NotFound
 from forge_jupyter.model import (
     PART_TYPES,
     AgentPart,
     CompactionPart,
+    ErrorInfo,
     FilePart,
     Message,
     PatchPart,
@@ -20,6 +21,7 @@ from forge_jupyter.model import (
     StepStartPart,
     SubtaskPart,
     TextPart,
+    Tokens,
     ToolPart,
 )
 from forge_jupyter.store.duckdb import DuckDBStore
@@ -76,3 +78,56 @@ def test_a_finished_part_is_refused_and_an_open_one_replaced_without_reading_its
         else:
             store.write([PutPart(again)])
             assert store.get_part(p.id) == again
+
+
+ODD_TEXT = 'quote " backslash \\ tab \t newline \n nul-free control \x01 emoji 🦆 accents é 中文'
+
+
+def odd_messages(session_id: str, count: int) -> list[Message]:
+    """Messages whose every field holds something a JSON writer can get wrong."""
+    out = []
+    for i in range(count):
+        m = Message(
+            session_id=session_id, role="assistant" if i % 2 else "user", parent_id=None,
+            agent=ODD_TEXT, model="m/" + ODD_TEXT, provider=None if i % 3 else "p",
+            status="error" if i % 2 else "completed", finish=ODD_TEXT if i % 2 else None,
+            summary=bool(i % 2), error=ErrorInfo(type="E", message=ODD_TEXT) if i % 2 else None,
+            tokens=Tokens(input=2**53 + i, output=i, reasoning=7, cache_read=0, cache_write=1,
+                          estimated=bool(i % 2)),
+            cost=[None, 0.0, 0.1 + 0.2, 5e-324, 1.7976931348623157e308, 1e-7][i % 6],
+            created_at=round(1_700_000_000.123456 + i / 7, 6),  # the store keeps µs
+            completed_at=2_000_000_000.000001,
+            origin={"notebook": ODD_TEXT, "cell_id": None, "n": [1, 2.5, True]} if i % 2 else None,
+            metadata={"key " + ODD_TEXT: {"nested": [None, {}]}, "big": 2**63 - 1},
+        )
+        parts = [
+            TextPart(session_id=session_id, message_id=m.id, text=ODD_TEXT * (i + 1),
+                     time_start=1.5, time_end=2.000001, metadata={"x": ODD_TEXT}),
+            ToolPart(session_id=session_id, message_id=m.id, call_id="c", tool=ODD_TEXT,
+                     state="completed", input={"code": ODD_TEXT}, output=ODD_TEXT),
+            StepFinishPart(session_id=session_id, message_id=m.id, cost=None,
+                           tokens=Tokens(input=3, estimated=True)),
+        ][: i % 4]
+        out.append(m.model_copy(update={"parts": parts}))
+    return out
+
+
+@pytest.mark.parametrize("count", [3, 45])  # index lookups for a few ids, a scan for more
+def test_messages_read_back_exactly_as_written(tmp_path, count):
+    store = DuckDBStore(tmp_path / "rows.duckdb")
+    session = store.create_session(SessionInfo())
+    messages = odd_messages(session.id, count)
+    ops = []
+    for m in messages:
+        ops += [PutMessage(m), *(PutPart(p) for p in m.parts), AppendMessage(session.id, m.id)]
+    store.write(ops)
+    page = store.timeline(session.id, limit=count)
+    assert page.items == messages  # every field, floats to the last bit, parts in id order
+    assert [p.parts for p in page.items] == [m.parts for m in messages]
+    bare = store.timeline(session.id, limit=count, with_parts=False).items
+    assert bare == [m.model_copy(update={"parts": []}) for m in messages]
+    assert all(b.parts == [] for b in bare)
+    assert store.get_message(messages[-1].id) == messages[-1]
+    assert store.get_message(messages[-1].id).parts == messages[-1].parts
+    with pytest.raises(NotFound):
+        store.get_message("msg_missing")
