@@ -292,14 +292,12 @@ def _run_to_end(coro_factory: Any) -> Any:
 
 
 def _turn(session: Any, user_message_id: str | None = None) -> list:
-    """The messages of the latest turn (from its user message on), for the widget's record."""
-    messages = session.messages()
-    if user_message_id is None:
-        users = [i for i, m in enumerate(messages) if m.role == "user"]
-        start = users[-1] if users else 0
-    else:
-        start = next((i for i, m in enumerate(messages) if m.id == user_message_id), 0)
-    return messages[start:]
+    """The messages of the turn (from its user message, else the latest one, on) as stored,
+    for the widget's record: read from that message on, never the whole session."""
+    from ..session.view import load_turn
+
+    session.forge.flush()
+    return load_turn(session.forge.store, session.id, user_message_id)
 
 
 def transform_forge_cells(lines: list[str]) -> list[str]:

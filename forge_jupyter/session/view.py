@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..errors import NotFound
 from ..model import CompactionPart, Message, TextPart
 from ..store.base import Store, encode_cursor
 
@@ -106,3 +107,31 @@ def load_view(store: Store, session_id: str, *, page_size: int = 200,
             size = min(size * 2, max(max_page, page_size))
     f.result.reverse()
     return f.result, total - len(f.result)
+
+
+def load_turn(store: Store, session_id: str, user_message_id: str | None = None,
+              *, page_size: int = 50) -> list[Message]:
+    """A turn as stored, with parts: from its user message (by default the latest one) to the
+    end of the timeline — read from there on, so it costs the turn, not the history."""
+    with store.hold():
+        total = store.timeline_length(session_id)
+        start = None
+        if user_message_id is not None:
+            try:
+                start = store.position(session_id, user_message_id)
+            except NotFound:
+                start = None
+        end = total
+        while start is None and end > 0:  # back from the end to the latest user message
+            first = max(0, end - page_size)
+            page = store.timeline(session_id, cursor=encode_cursor(first), limit=end - first,
+                                  with_parts=False)
+            users = [i for i, m in enumerate(page.items) if m.role == "user"]
+            if users:
+                start = first + users[-1]
+            end = first
+            page_size *= 2
+        start = start or 0
+        if start >= total:
+            return []
+        return store.timeline(session_id, cursor=encode_cursor(start), limit=total - start).items
