@@ -44,7 +44,7 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
     import duckdb
 
     from .duckdb_file import DUCKDB_CONFIG
-    from .rows import append_rows, event_row, json_text, message_row, part_row, timestamp
+    from .rows import append_rows, event_row, message_row, part_row, session_row, timestamp
     from .schema import (
         EVENT_COLUMNS,
         MESSAGE_COLUMNS,
@@ -58,17 +58,11 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
     db = store.db
     with db.lock:
         sessions = [(sid, r) for sid, r in db.sessions.items() if r.tenant_id == tenant]
-        session_rows = []
-        for sid, r in sessions:
-            pointers = db.timeline.get(sid, [])
-            i = r.info
-            session_rows.append((
-                tenant, sid, i.name, i.title, i.agent, i.model, i.directory, i.parent_id,
-                i.forked_from_session, i.forked_from_message, timestamp(i.created_at),
-                timestamp(i.updated_at), len(pointers), pointers[-1] if pointers else None,
-                json_text(i.metadata), timestamp(r.deleted_at), r.lease_owner,
-                timestamp(r.lease_expires) if r.lease_owner else None,
-            ))
+        session_rows = [
+            (*session_row(tenant, r.info, db.timeline.get(sid, [])), timestamp(r.deleted_at),
+             r.lease_owner, timestamp(r.lease_expires) if r.lease_owner else None)
+            for sid, r in sessions
+        ]
         message_rows = [message_row(tenant, m) for t, m in db.messages.values() if t == tenant]
         part_rows = [part_row(tenant, p) for t, p in db.parts.values() if t == tenant]
         timeline_rows = [
@@ -85,7 +79,8 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
         con.execute("BEGIN TRANSACTION")
         try:
             append_rows(con, "session",
-                    (*SESSION_COLUMNS, "deleted_at", "lease_owner", "lease_expires"), session_rows)
+                        (*SESSION_COLUMNS, "deleted_at", "lease_owner", "lease_expires"),
+                        session_rows)
             append_rows(con, "message", MESSAGE_COLUMNS, message_rows)
             append_rows(con, "part", PART_COLUMNS, part_rows)
             append_rows(con, "session_message", TIMELINE_COLUMNS, timeline_rows)

@@ -84,11 +84,12 @@ def part_row(tenant_id: str, p: Part) -> tuple:
     )
 
 
-def session_row(tenant_id: str, s: SessionInfo) -> tuple:
+def session_row(tenant_id: str, s: SessionInfo, timeline: Sequence[str] = ()) -> tuple:
+    """``SESSION_COLUMNS`` of a session whose timeline points at ``timeline``'s messages."""
     return (
         tenant_id, s.id, s.name, s.title, s.agent, s.model, s.directory, s.parent_id,
         s.forked_from_session, s.forked_from_message, timestamp(s.created_at), timestamp(s.updated_at),
-        0, None, json_text(s.metadata),
+        len(timeline), timeline[-1] if timeline else None, json_text(s.metadata),
     )
 
 
