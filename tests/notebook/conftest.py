@@ -1,4 +1,5 @@
-"""Fixtures the notebook tests share: one fake model server per test module, cleared per test."""
+"""Fixtures the notebook tests share: one fake model server per test module for the tests that
+drive a kernel (the kernel is module-scoped and keeps talking to it), cleared per test."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ def model_server():
 
 
 @pytest.fixture
-def server(model_server):
-    model_server.clear()
-    return model_server
+def server(request):
+    """The kernel's module-wide server (cleared) for a test that uses ``kernel``; else the
+    per-test server that ``make_forge`` talks to (tests/conftest.py)."""
+    if "kernel" in request.fixturenames:
+        model_server = request.getfixturevalue("model_server")
+        model_server.clear()
+        return model_server
+    return request.getfixturevalue("fake_model_server")
