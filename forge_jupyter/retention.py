@@ -62,7 +62,9 @@ def _refuse_if_running(store: Store, session_id: str) -> None:
         raise SessionBusy(f"session {session_id} is answering a prompt; stop it "
                           "(session.abort()) or wait for it to finish before deleting it")
     lease = store.lease(session_id)
-    if lease is not None:
+    # A lease whose runner is provably gone (a killed kernel of this host) holds nothing back:
+    # the next prompt would take it over at once, and so may a deletion.
+    if lease is not None and runner.stale_reason(lease[0]) is None:
         raise SessionBusy(runner.busy_message(session_id, *lease))
 
 

@@ -63,6 +63,25 @@ def test_a_session_another_kernel_is_running_is_not_deleted(fresh):
     assert forge.sessions().empty
 
 
+def test_a_session_whose_kernel_was_killed_is_deleted_at_once_and_cleaned_up(fresh):
+    import socket
+    import subprocess
+    import sys
+
+    from forge_jupyter.session import runner
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # a runner that has exited
+    child.wait(30)
+    dead = str(runner.Owner(socket.gethostname(), child.pid, 1, runner._place(), "c0ffee00"))
+    forge = fresh("duckdb")
+    orphan, stale = forge.session("orphan"), old_session(forge, "stale")
+    assert forge.store.acquire_lease(orphan.id, dead, 60)
+    assert forge.store.acquire_lease(stale.id, dead, 60)
+    forge.delete_session(orphan)
+    assert forge.cleanup("30d") == [stale.id]
+    assert forge.sessions().empty
+
+
 def test_deleting_a_forked_from_session_keeps_what_the_fork_shares(fresh, server):
     forge = fresh("duckdb")
     parent = forge.session("parent")
