@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "forge_jupyter"
-MAX_LINES = 420
+MAX_LINES = 400
 
 
 def _module_name(path: Path) -> str:

@@ -78,6 +78,22 @@ class TurnState:
             out.append(m)
         return out
 
+    def turn_messages(self, messages: Any = None) -> list[Any]:
+        """This turn's messages out of ``messages`` (a Message or a list, e.g. what the run
+        returned or the store holds): those seen live, else the latest turn among them; with
+        none given, the turn rebuilt from what was seen."""
+        from ..model import Message
+
+        if messages is None:
+            return self.messages_with_parts()
+        messages = [messages] if isinstance(messages, Message) else list(messages)
+        seen = set(self.messages)
+        if seen and any(m.id in seen for m in messages):
+            return [m for m in messages if m.id in seen]
+        # Nothing seen live (an error before the run wrote anything): the latest turn.
+        users = [i for i, m in enumerate(messages) if m.role == "user"]
+        return messages[users[-1]:] if users else messages
+
     # -- bus events → state + pending ops ---------------------------------------------------
 
     def ingest(self, ev: Any, pend: Pending) -> None:

@@ -5,19 +5,9 @@ Front end: ``js/widget/`` (anywidget ESM, marked + DOMPurify), bundled into
 
     cd js/widget && npm ci && npm run build
 
-Protocol (custom widget messages, never a growing trait — every trait change resends it whole):
-
-- kernel → view ``{"kind": "batch", "seq": n, "ops": [...]}``, at most ``throttle_hz`` a second
-  whatever the token rate (jupyter_server drops iopub above 1,000 msg/s), and
-  ``{"kind": "snapshot", "seq": n, "ops": [...]}``: the whole state, answering a view's
-  ``ready`` (it rendered: a first view, a reload, a second view) or ``hello`` (it missed a
-  batch). Ops: ``message`` (full row), ``part`` (full row, latest per id), ``delta`` (text
-  fragments of one part, concatenated), ``status`` (``loading`` while the model client loads),
-  ``output`` (live tool output), ``display``, ``approval``, ``answered``, ``decision`` (who
-  allowed or denied a tool call), ``notice``, ``done``. A part's full row replaces what deltas
-  built, so the final text is exactly the stored one.
-- view → kernel ``{"type": "ready" | "hello" | "stop"}`` and
-  ``{"type": "approve", "request_id", "answer": "once" | "session" | "deny", "reason"}``.
+Protocol: custom widget messages, never a growing trait (docs/architecture.md, *The widget's
+protocol*): batches at most ``throttle_hz`` a second, snapshots answering a view's ``ready``
+or ``hello``; the view sends ``ready``, ``hello``, ``stop`` and ``approve``.
 
 A view shows at once (``show``), before the Forge and the session exist; ``follow`` then binds
 it to the session's events. When the turn ends, the widget's output is replaced by the static
@@ -219,7 +209,7 @@ class TurnView:
             self._flush()
         if self._handle is None:
             return
-        turn = self._turn_messages(messages)
+        turn = self.state.turn_messages(messages)
         bundle: dict[str, Any] = saved_note.EMPTY
         if turn:
             from .. import render
@@ -405,16 +395,3 @@ class TurnView:
                 log.debug("forge: approval already answered", exc_info=True)
 
     # -- the record -----------------------------------------------------------------------
-
-    def _turn_messages(self, messages: Iterable[Any] | Any) -> list[Any]:
-        from ..model import Message
-
-        if messages is None:
-            return self.state.messages_with_parts()
-        messages = [messages] if isinstance(messages, Message) else list(messages)
-        seen = set(self.state.messages)
-        if seen and any(m.id in seen for m in messages):
-            return [m for m in messages if m.id in seen]
-        # Nothing seen live (an error before the run wrote anything): the latest turn.
-        users = [i for i, m in enumerate(messages) if m.role == "user"]
-        return messages[users[-1]:] if users else messages
