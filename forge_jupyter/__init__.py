@@ -52,6 +52,12 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """The prebuilt JupyterLab extension (labextension/, built into forge_jupyter/labextension
+    by the package build; installed as shared data too, so JupyterLab finds it either way)."""
+    return [{"src": "labextension", "dest": "forge-jupyter"}]
+
+
 def current() -> Any:
     """The notebook's Forge (after ``%load_ext forge_jupyter``)."""
     from .notebook.extension import controller

@@ -26,7 +26,7 @@ def now() -> float:
 
 
 # What a person reads for a message that did not complete: the record, the text stream, the
-# cell value. The widget's front end mirrors it (js/widget/src/words.js; a test pins that the
+# cell value. The widget's front end mirrors it (labextension/src/render/words.js; a test pins that the
 # two agree).
 STATUS_WORDS: dict[str, str] = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"}
 

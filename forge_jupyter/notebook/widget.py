@@ -1,9 +1,9 @@
 """The live widget of a turn: bus events, coalesced, into an anywidget front end (DESIGN §7).
 
-Front end: ``js/widget/`` (anywidget ESM, marked + DOMPurify), bundled into
-``forge_jupyter/static/widget.js`` + ``widget.css``, which are committed. Rebuild with
-
-    cd js/widget && npm ci && npm run build
+Front end: ``labextension/src/render/`` (marked + DOMPurify), shared with the side panel;
+``npm run build`` there (run by every ``pip install`` of a source tree) bundles it into the
+labextension and into ``static/widget.js`` + ``widget.css``. The widget's ``_esm`` is a small
+bootstrap that renders with either (``widget_code``): saved notebooks stay small.
 
 Protocol: custom widget messages, never a growing trait (docs/architecture.md, *The widget's
 protocol*): batches at most ``throttle_hz`` a second, snapshots answering a view's ``ready``
@@ -31,19 +31,17 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
-from . import saved_note
+from . import saved_note, widget_code
 from .later import Later, call_later
 from .turn_state import Pending, TurnState, event_types
 
 log = logging.getLogger(__name__)
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
 READY_TIMEOUT = 1.5  # seconds for a view to say it rendered before the turn goes to text
 TEXT_MODE_ENV = "FORGE_WIDGET"
 KEEP_OPEN = 20  # finished turns whose widgets stay open for reloaded pages
@@ -52,8 +50,7 @@ KEEP_OPEN = 20  # finished turns whose widgets stay open for reloaded pages
 class TurnWidget(anywidget.AnyWidget):
     """One turn's live view; its state travels as custom messages (see the module docstring)."""
 
-    _esm = STATIC / "widget.js"
-    _css = STATIC / "widget.css"
+    _esm = widget_code.BOOT
     session_id = traitlets.Unicode("").tag(sync=True)
     # What the header says before the first snapshot arrives (the model client is loading).
     loading = traitlets.Unicode("").tag(sync=True)
@@ -345,6 +342,8 @@ class TurnView:
                 self.forge.approve(str(content.get("request_id")), str(answer), reason, by="widget")
             except Exception as exc:  # already answered, the run ended, a bad answer
                 self._notice(f"That approval could not be sent: {exc}")
+        elif kind == "code":  # a bootstrap without the labextension asks for the renderer
+            self._send(widget_code.code_message())
         elif kind == "stop":
             if self._finished:
                 self._notice("Nothing to stop: the run has already ended.")

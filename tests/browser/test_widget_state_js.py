@@ -1,4 +1,4 @@
-"""The front end's TurnState (js/widget/src/state.js) under Node, without a browser.
+"""The front end's TurnState (labextension/src/render/state.js) under Node, without a browser.
 
 Every view of one widget model (a cloned notebook view, the same output shown twice) is handed
 the same message object, so the state must never edit a row it got from a message.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-STATE_JS = Path(__file__).resolve().parents[2] / "js" / "widget" / "src" / "state.js"
+STATE_JS = Path(__file__).resolve().parents[2] / "labextension" / "src" / "render" / "state.js"
 
 SCRIPT = """
 const { TurnState, receive } = await import(process.argv[1]);

@@ -1,4 +1,4 @@
-"""The live widget says what the record says: js/widget/src/words.js against the Python side
+"""The live widget says what the record says: labextension/src/render/words.js against the Python side
 (model.STATUS_WORDS and duration, render.numbers), run under Node on the same inputs."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from forge_jupyter import render
 from forge_jupyter.model import STATUS_WORDS, Tokens, duration
 
-WORDS_JS = Path(__file__).resolve().parents[2] / "js" / "widget" / "src" / "words.js"
+WORDS_JS = Path(__file__).resolve().parents[2] / "labextension" / "src" / "render" / "words.js"
 
 SCRIPT = """
 const w = await import(process.argv[1]);
