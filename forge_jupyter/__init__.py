@@ -58,6 +58,14 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "forge-jupyter"}]
 
 
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """The server extension behind the side panel (forge_jupyter/server: the REST API), so that
+    ``jpserver_extensions = {"forge_jupyter": true}`` enables it; nothing heavy loads here."""
+    from .server import _jupyter_server_extension_points as points
+
+    return points()
+
+
 def current() -> Any:
     """The notebook's Forge (after ``%load_ext forge_jupyter``)."""
     from .notebook.extension import controller

@@ -165,8 +165,10 @@ def _from_view(store: Store, view: str, spec: dict[str, str], where: Where, orde
 # ------------------------------------------------------------------------------ the frames
 
 
-def sessions(store: Store, *, since: When = None, until: When = None) -> pd.DataFrame:
-    """Live sessions (created in the range), oldest first, with their step, token and cost totals
+def sessions(store: Store, *, since: When = None, until: When = None,
+             ids: Iterable[str] | None = None) -> pd.DataFrame:
+    """Live sessions (created in the range; of ``ids`` only, if given), oldest first, with their
+    step, token and cost totals
     (of the messages each session wrote; one that has not run yet cost $0) and ``models``: the
     models its answers came from, first used first. ``title`` is the stored one, else — a
     session of a file written before titles were stored, or a fork — the first line of the
@@ -174,6 +176,8 @@ def sessions(store: Store, *, since: When = None, until: When = None) -> pd.Data
     from .session.title import title_of
 
     where = Where().between("s.created_at", since, until)
+    if ids is not None:  # a page of the server's session list (server/reader.py)
+        where.equals("s.session_id", list(ids))
     sql = f"""
         SELECT s.* EXCLUDE (tenant_id), mm.models, coalesce(c.steps, 0) AS steps,
                coalesce(c.tokens_input, 0) AS tokens_input,

@@ -1,0 +1,54 @@
+"""Where the server extension meets the server: its settings, its thread pool, its routes.
+
+The tenant and the store file are the server's configuration — ``c.Forge.db`` /
+``FORGE_DB`` and ``c.Forge.tenant`` / ``FORGE_TENANT``, read by the same ``Forge``
+Configurable (config.py) with the same precedence and defaults as in the kernels — and never
+come from a request. The file's default is the kernels' (``store.duckdb.default_db_path``).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.utils import url_path_join
+
+from ..config import Forge as ForgeConfig
+from .handlers import ROUTES
+from .reader import HistoryReader
+
+READ_THREADS = 2  # requests read one at a time anyway (one file, one lock); a second keeps
+# a read that waits behind a kernel's write from holding up a request that needs no file
+
+
+def store_path(db: str) -> Path | None:
+    """The file ``Forge.db`` names, as the kernels resolve it; None for ``:memory:``, which
+    no other process can read."""
+    from ..store.duckdb import default_db_path
+
+    if db == ":memory:":
+        return None
+    return Path(db).expanduser().absolute() if db else default_db_path().absolute()
+
+
+def reader_for(serverapp: Any) -> HistoryReader:
+    config = ForgeConfig(parent=serverapp)
+    path = store_path(config.db)
+    if path is None:
+        serverapp.log.warning("forge_jupyter: Forge.db is ':memory:', which this server cannot "
+                              "read; the panel's history stays empty. Set FORGE_DB (or "
+                              "c.Forge.db) to the kernels' file.")
+    return HistoryReader(path, config.tenant)
+
+
+def load(serverapp: Any) -> None:
+    reader = reader_for(serverapp)
+    executor = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="forge-api")
+    base = serverapp.web_app.settings["base_url"]
+    serverapp.web_app.add_handlers(".*$", [
+        (url_path_join(base, pattern), handler, {"reader": reader, "executor": executor})
+        for pattern, handler in ROUTES
+    ])
+    serverapp.log.info("forge_jupyter: /forge/api/ serves tenant %r of %s", reader.tenant,
+                       reader.path or "no file")
