@@ -17,6 +17,7 @@ def load(ipython: Any) -> None:
     global _controller
     from .kernel_status import BusyWhileRunning
     from .magics import ForgeMagics, transform_forge_cells
+    from .panel import HUB
     from .warmup import Warmup
 
     if _controller is not None and _controller.shell is ipython:
@@ -34,12 +35,15 @@ def load(ipython: Any) -> None:
         _controller.status = BusyWhileRunning(kernel)
         _controller.status.install()
     _controller.warmup = Warmup(_controller).start()
+    HUB.install(ipython, _controller)  # the side panel's comm target, and a comm to the frontend's
 
 
 def unload(ipython: Any) -> None:
     global _controller
     from .magics import transform_forge_cells
+    from .panel import HUB
 
+    HUB.uninstall()
     if transform_forge_cells in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(transform_forge_cells)
     if _controller is not None:

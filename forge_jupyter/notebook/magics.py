@@ -63,6 +63,8 @@ def _cell_parser() -> _Parser:
     p.add_argument("--budget", type=float)
     p.add_argument("--max-tokens", dest="max_tokens", type=int)
     p.add_argument("--async", dest="background", action="store_true")
+    # Sent by the side panel's prompt box: the panel is the turn's view (docs/api.md).
+    p.add_argument("--panel", action="store_true")
     return p
 
 
@@ -123,7 +125,8 @@ class ForgeMagics(Magics):
         from .warmup import LOADING
         from .widget import TurnView
 
-        view = TurnView(throttle_hz=c.config.widget_throttle, text_only=c.config.widget == "off")
+        view = TurnView(throttle_hz=c.config.widget_throttle, text_only=c.config.widget == "off",
+                        origin="panel" if opts.panel else "cell", prompt=text)
         warmup = c.warmup
         busy: Any = contextlib.nullcontext()
         kernel = getattr(self.shell, "kernel", None)
@@ -144,8 +147,11 @@ class ForgeMagics(Magics):
                 print("Stopped before the run began.")
                 return None
             view.follow(forge, session)
+            origin = c.origin()
+            if opts.panel:  # no cell: the prompt came from the side panel
+                origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
-                           max_tokens=opts.max_tokens, origin=c.origin())
+                           max_tokens=opts.max_tokens, origin=origin)
 
             async def run() -> Any:
                 try:
@@ -165,7 +171,9 @@ class ForgeMagics(Magics):
                 c.background[session.id] = task
                 task.add_done_callback(lambda t: c.background.pop(session.id, None))
                 return None
-            return await run()
+            answer = await run()
+            # The panel shows the answer; a value would only send it again as HTML.
+            return None if opts.panel and view.widget is None and not view.fallback else answer
 
     def _session(self, opts: argparse.Namespace) -> tuple[Any, Any]:
         """The cell's session (``-s``, ``--new`` or the notebook's current one) and the Forge."""

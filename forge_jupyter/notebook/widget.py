@@ -36,7 +36,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from . import saved_note, widget_code
+from . import panel, saved_note, widget_code
 from .later import Later, call_later
 from .turn_state import Pending, TurnState, event_types
 
@@ -86,7 +86,9 @@ class TurnView:
     ``finish(messages)`` after the run (``start()`` is show + follow)."""
 
     def __init__(self, forge: Any = None, session: Any = None, *, throttle_hz: float = 30.0,
-                 text_only: bool = False, ready_timeout: float = READY_TIMEOUT) -> None:
+                 text_only: bool = False, ready_timeout: float = READY_TIMEOUT,
+                 origin: str = "cell", prompt: str = "") -> None:
+        self.origin, self.prompt, self.turn_id = origin, prompt, panel.new_turn_id()  # panel.py
         self.forge = forge
         self.session = session
         self.session_id: str = session.id if session is not None else ""
@@ -142,7 +144,8 @@ class TurnView:
         self._context = contextvars.copy_context()
         if loading:
             self.state.status = {"status": "loading", "detail": {"message": loading}}
-        widget_mode = not self.text_only and _in_kernel()
+        panel_only = self.origin == "panel" and _in_kernel() and panel.HUB.attached
+        widget_mode = not self.text_only and not panel_only and _in_kernel()
         if widget_mode:
             try:
                 self._show_widget()
@@ -151,9 +154,10 @@ class TurnView:
                 widget_mode = False
         if widget_mode:
             self._ready_timer = self._call_later(self.ready_timeout, self._check_ready, time.monotonic())
-        else:
+        elif not panel_only:
             self._printer = self._text_printer()
             self._print(self.state.snapshot_ops())
+        panel.HUB.turn_started(self)
         return self
 
     def follow(self, forge: Any, session: Any) -> TurnView:
@@ -174,6 +178,7 @@ class TurnView:
         if self.widget is not None and self._printer is None:
             # Someone can answer approvals while the widget is live.
             self._remove_handler = forge.on_approval(self._approval_handler)
+        panel.HUB.followed(self)
         with self._lock:
             self._flush()  # "loading" gives way to "working"
         return self
@@ -204,6 +209,7 @@ class TurnView:
             self.state.done = True
             self._pending.once({"op": "done"})
             self._flush()
+        panel.HUB.turn_ended(self)
         if self._handle is None:
             return
         turn = self.state.turn_messages(messages)
@@ -293,11 +299,12 @@ class TurnView:
                 return
             self._last_flush = time.monotonic()
             ops = self._pending.drain()
+            self._seq += 1
             if self._printer is not None:
                 self._print(ops)
             elif self.widget is not None:
-                self._seq += 1
                 self._send({"kind": "batch", "seq": self._seq, "ops": ops})
+            panel.HUB.batch(self, self._seq, ops)  # the same ops to the side panels
 
     def _send(self, msg: dict[str, Any]) -> None:
         try:
@@ -383,14 +390,7 @@ class TurnView:
             if self._remove_handler is not None:
                 self._remove_handler()
                 self._remove_handler = None
-        if self.forge is None:
-            return  # still loading: nothing can be waiting for an answer yet
-        # Nobody can click: an ask that is already waiting is denied, as in a script.
-        for request in self.forge.approvals.pending(self.session_id):
-            try:
-                self.forge.approve(request.id, "deny", "no one can answer approvals here (the "
-                                   "notebook frontend shows no widgets)", by="forge")
-            except Exception:
-                log.debug("forge: approval already answered", exc_info=True)
+        # Nobody can click (unless a side panel is attached): an ask already waiting is denied.
+        panel.HUB.deny_unanswered(self)
 
     # -- the record -----------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""The messages of the comm ``forge.panel`` (docs/api.md): what the side panel may send, checked
+field by field, and the ``info`` the kernel sends it.
+
+Everything a panel sends is untrusted input from a browser page: an unknown type, a missing
+or mistyped field, a huge string is turned into a ``PanelError`` whose text the panel shows
+as a notice — never an exception in the kernel's message loop, never echoed back at length.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+PROTOCOL = 1  # sent in the comm's open data and in every info; bumped on incompatible changes
+TYPES = ("hello", "approve", "stop")
+ANSWERS = ("once", "session", "deny")
+MAX_ID = 100  # characters of an id (ours are 30)
+MAX_REASON = 2000  # characters of a deny reason (the model reads it)
+PROMPT_MAX = 64 * 1024  # characters of the prompt a turn message carries
+_ID = re.compile(rf"[A-Za-z0-9_]{{1,{MAX_ID}}}")
+
+
+class PanelError(ValueError):
+    """A message from the panel that the kernel cannot act on; its text is the notice."""
+
+
+@dataclass(frozen=True)
+class Hello:
+    pass
+
+
+@dataclass(frozen=True)
+class Approve:
+    request_id: str
+    answer: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Stop:
+    session_id: str
+    turn_id: str
+
+
+Command = Hello | Approve | Stop
+
+
+def _shown(value: Any) -> str:
+    """A short, safe rendering of an unexpected value for a notice."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def _id(data: dict[str, Any], key: str, *, required: bool) -> str:
+    value = data.get(key)
+    if value is None or value == "":
+        if required:
+            raise PanelError(f"{data['type']} needs {key}, the id of a pending approval (apr_…).")
+        return ""
+    if not isinstance(value, str):
+        raise PanelError(f"{data['type']}: {key} must be a string, not {type(value).__name__}.")
+    if not _ID.fullmatch(value):
+        raise PanelError(f"{data['type']}: {key} is not an id (letters, digits and _, at most "
+                         f"{MAX_ID} characters).")
+    return value
+
+
+def parse(data: Any) -> Command:
+    """The panel's message as a command; ``PanelError`` says what is wrong with it."""
+    if not isinstance(data, dict):
+        raise PanelError(f"a panel message is a JSON object with a type, not {_shown(data)}.")
+    kind = data.get("type")
+    if kind not in TYPES:  # exact: no case folding, no trimming of what a panel sends
+        raise PanelError(f"unknown panel message type {_shown(kind)}; the kernel understands "
+                         f"{', '.join(TYPES)}. Reload the page if the extension was updated.")
+    if kind == "hello":
+        return Hello()
+    if kind == "approve":
+        request_id = _id(data, "request_id", required=True)
+        answer = data.get("answer")
+        if answer not in ANSWERS:
+            raise PanelError(f"approve: answer must be one of {', '.join(ANSWERS)}, not {_shown(answer)}.")
+        reason = data.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise PanelError(f"approve: reason must be a string, not {type(reason).__name__}.")
+        if reason is not None and len(reason) > MAX_REASON:
+            raise PanelError(f"approve: the reason is {len(reason):,} characters; keep it under "
+                             f"{MAX_REASON:,}.")
+        return Approve(request_id, answer, (reason.strip() or None) if reason else None)
+    session_id = _id(data, "session_id", required=False)
+    turn_id = _id(data, "turn_id", required=False)
+    if not session_id and not turn_id:
+        raise PanelError("stop needs the session_id (or turn_id) of the run to stop.")
+    return Stop(session_id, turn_id)
+
+
+# -- info ------------------------------------------------------------------------------------
+
+
+def default_model(config: Any) -> str:
+    """The model a prompt without ``-m`` uses, as far as the kernel knows without probing:
+    the configured one, else the first provider key's default; "" when it is left to the
+    first prompt (a local Ollama, else the offline demo model: model_choice.resolve)."""
+    from ..model_choice import PROVIDER_DEFAULTS
+
+    if getattr(config, "model", None):
+        return str(config.model)
+    for var, model in PROVIDER_DEFAULTS:
+        if os.environ.get(var):
+            return model
+    return ""
+
+
+def info(controller: Any, live: list[str]) -> dict[str, Any]:
+    """What the panel's header and pickers show: tenant, model and agent (current and
+    choices), the notebook's current session, the turns running now."""
+    # Imported here, not at %load_ext (which must stay fast): a panel asks after that.
+    from ..agents import BUILTIN_AGENTS
+    from ..model_choice import DEMO_MODEL, PROVIDER_DEFAULTS
+
+    config = controller.config
+    model = default_model(config)
+    models = [model] if model else []
+    models += [m for var, m in PROVIDER_DEFAULTS if os.environ.get(var) and m not in models]
+    if not models:
+        models = [DEMO_MODEL]
+    # The Forge's agents when it is built (agents can be added there); the builtin ones before.
+    forge = controller.forge if controller.built else None
+    agents = sorted(forge.agents.agents) if forge is not None else sorted(BUILTIN_AGENTS)
+    return {"kind": "info", "protocol": PROTOCOL, "tenant": str(config.tenant), "model": model,
+            "agent": str(config.agent), "models": models, "agents": agents,
+            "session_id": controller.current_session_id or "",
+            "notebook": controller.notebook_path or "", "live": list(live)}
+
+
+def notice(message: str, level: str = "warning") -> dict[str, Any]:
+    return {"kind": "notice", "message": message, "level": level}

@@ -1,0 +1,374 @@
+"""The side panel's comm ``forge.panel`` (docs/api.md), driven through a real kernel: this test
+is the panel — it opens comms to the kernel's target, sends JSON on the shell channel and
+reads what the kernel publishes on iopub, as the labextension does over the websocket."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.manager import KernelManager
+from nb_kernel import Result
+
+from forge_jupyter.model_choice import PROVIDER_DEFAULTS
+from forge_jupyter.testing import Turn, delay, text, tool_call
+
+TARGET = "forge.panel"
+NOTE_TOOL = '''import forge_jupyter
+
+@forge_jupyter.tool(mutating=True)
+def write_note(text: str) -> str:
+    """Append a line to notes.txt."""
+    with open("notes.txt", "a") as f:
+        f.write(text + "\\n")
+    return f"wrote {text!r}"
+'''
+XSS = ['<img src=x onerror=alert(1)>', '<script>alert("x")</script>',
+       '[click](javascript:alert(1))', '<svg/onload=alert(1)>', '"><iframe srcdoc="<b>">']
+
+
+class PanelKernel:
+    """A kernel with forge loaded, its log kept, and the comms a panel opens to it."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.log_path = cwd / "kernel.log"
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - open for the kernel's lifetime
+        self.km = KernelManager(kernel_name="python3")
+        self.km.kernel_spec.argv[0] = sys.executable
+        # No provider key of this machine: the info's model list is the configured model only.
+        base = {k: v for k, v in os.environ.items() if k not in {var for var, _ in PROVIDER_DEFAULTS}}
+        self.km.start_kernel(env={**base, **env}, cwd=str(cwd), stdout=self._log,
+                             stderr=self._log)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.received: dict[str, list[dict[str, Any]]] = {}  # comm id → data, in order
+        self.opened: list[dict[str, Any]] = []  # comm_open contents the kernel sent
+        self.closed: list[str] = []  # comm ids the kernel closed
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+        self._log.close()
+
+    # -- the panel's side of the comm -----------------------------------------------------
+
+    def open_panel(self, hello: bool = True) -> str:
+        comm_id = uuid.uuid4().hex
+        self.received[comm_id] = []
+        msg = self.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": TARGET,
+                                                "data": {}})
+        self.kc.shell_channel.send(msg)
+        self.wait_handled(msg["header"]["msg_id"])
+        if hello:
+            self.send(comm_id, {"type": "hello"})
+        return comm_id
+
+    def send(self, comm_id: str, data: Any, wait: bool = True) -> list[dict[str, Any]]:
+        """Send ``data`` on the comm; with ``wait``, what the comm received while the kernel
+        handled it."""
+        before = len(self.received.setdefault(comm_id, []))
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
+        if wait:
+            self.wait_handled(msg["header"]["msg_id"])
+        return self.received[comm_id][before:]
+
+    def close_panel(self, comm_id: str) -> None:
+        msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+        self.kc.shell_channel.send(msg)
+        self.wait_handled(msg["header"]["msg_id"])
+
+    def wait_handled(self, msg_id: str, timeout: float = 30) -> None:
+        self.pump(lambda m: m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
+                  and m["content"]["execution_state"] == "idle", timeout)
+
+    def pump(self, done: Callable[[dict[str, Any]], bool], timeout: float = 30,
+             on_comm: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"nothing ended the wait within {timeout} s")
+            try:
+                msg = self.kc.get_iopub_msg(timeout=min(left, 1))
+            except queue.Empty:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "comm_open" and content.get("target_name") == TARGET:
+                self.opened.append(content)
+                self.received.setdefault(content["comm_id"], [])
+            elif kind == "comm_msg" and content["comm_id"] in self.received:
+                data = json.loads(json.dumps(content["data"]))  # what a browser gets
+                self.received[content["comm_id"]].append(data)
+                if on_comm is not None:
+                    on_comm(content["comm_id"], data)
+            elif kind == "comm_close":
+                self.closed.append(content["comm_id"])
+            if done(msg):
+                return
+
+    def run(self, code: str, timeout: float = 120, store_history: bool = True,
+            on_comm: Callable[[str, dict[str, Any]], None] | None = None) -> Result:
+        msg_id = self.kc.execute(code, store_history=store_history)
+        result = Result(status="?")
+
+        def done(msg: dict[str, Any]) -> bool:
+            if msg["parent_header"].get("msg_id") != msg_id:
+                return False
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                setattr(result, content["name"], getattr(result, content["name"]) + content["text"])
+            elif kind == "execute_result":
+                result.results.append(content["data"])
+            elif kind in ("display_data", "update_display_data"):
+                result.displays.append(content["data"])
+            elif kind == "error":
+                result.error = content
+            return kind == "status" and content["execution_state"] == "idle"
+
+        self.pump(done, timeout, on_comm)
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=timeout)
+        result.status = reply["content"]["status"]
+        return result
+
+
+@pytest.fixture(scope="module")
+def kernel(model_server, tmp_path_factory):
+    root = tmp_path_factory.mktemp("panel")
+    k = PanelKernel({"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": model_server.openai_base,
+                     "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(root / "forge.duckdb"),
+                     "FORGE_WIDGET": "off", "FORGE_TENANT": "acme"}, root)
+    loaded = k.run("%load_ext forge_jupyter\n" + NOTE_TOOL)
+    assert loaded.status == "ok", loaded.text
+    yield k
+    k.close()
+
+
+@pytest.fixture
+def panel(kernel):
+    """A panel attached for one test (closed after it), its info already received."""
+    comm_id = kernel.open_panel()
+    assert kernel.received[comm_id][0]["kind"] == "info"
+    yield comm_id
+    kernel.close_panel(comm_id)
+
+
+def of(messages: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [m for m in messages if m["kind"] == kind]
+
+
+def ops(messages: list[dict[str, Any]], op: str) -> list[dict[str, Any]]:
+    return [o for m in messages if m["kind"] in ("turn", "batch") for o in m["ops"] if o["op"] == op]
+
+
+def texts(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """The text parts as a panel folds the turn's ops: rows, then the deltas after them."""
+    parts: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        if m["kind"] not in ("turn", "batch"):
+            continue
+        for o in m["ops"]:
+            if o["op"] == "part":
+                parts[o["part"]["id"]] = dict(o["part"])
+            elif o["op"] == "delta":
+                part = parts.setdefault(o["id"], {"id": o["id"], "type": "text", "text": ""})
+                part[o["field"]] = (part.get(o["field"]) or "") + o["text"]
+    return {k: p.get("text") or "" for k, p in parts.items() if p.get("type") == "text"}
+
+
+def one_turn(messages: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The turn's start, its batches in order (seq without a gap) and its end."""
+    [start] = of(messages, "turn")
+    batches = [m for m in of(messages, "batch") if m["turn_id"] == start["turn_id"]]
+    assert [b["seq"] for b in batches] == list(range(start["seq"] + 1, start["seq"] + 1 + len(batches)))
+    [end] = of(messages, "turn-end")
+    assert end["turn_id"] == start["turn_id"]
+    return start, batches, end
+
+
+def test_load_opens_a_comm_to_the_frontend_and_hello_answers_info(kernel):
+    # %load_ext opened a comm to the frontend's target (a frontend without it closes it).
+    [opened] = kernel.opened
+    assert opened["target_name"] == TARGET and opened["data"] == {"protocol": 1}
+    comm_id = opened["comm_id"]
+    assert kernel.received[comm_id] == []  # nothing is sent before the panel says hello
+    [info] = kernel.send(comm_id, {"type": "hello"})
+    assert info == {"kind": "info", "protocol": 1, "tenant": "acme", "model": "openai/gpt-4o-mini",
+                    "agent": "build", "models": ["openai/gpt-4o-mini"], "agents": ["build", "plan"],
+                    "session_id": "", "notebook": "", "live": []}
+    kernel.close_panel(comm_id)  # as a frontend without the extension does
+    assert kernel.run("1 + 1").results[0]["text/plain"] == "2"
+
+
+def test_a_forge_cell_streams_into_the_panel_turn_batches_and_end(kernel, server, panel):
+    answer = "Hello from the model, streamed in small pieces to the panel."
+    server.add(Turn([text(answer, chunk=3)], chunk_delay=0.01))
+    r = kernel.run("%%forge\nSay hello")
+    assert r.status == "ok" and answer in r.stdout  # the cell itself is unchanged (text mode)
+    got = kernel.received[panel][1:]
+    start, batches, _end = one_turn(got)
+    assert start["origin"] == "cell" and start["prompt"] == "Say hello"
+    assert start["session_id"] == "" and start["ops"][0]["op"] == "status"  # before the session
+    session_id = batches[-1]["session_id"]
+    assert session_id.startswith("ses_") and all(b["session_id"] == session_id for b in batches)
+    assert list(texts(got).values()) == [answer]
+    assert ops(got, "done")
+    # The turn created the notebook's session: a fresh info says so.
+    assert [i["session_id"] for i in of(got, "info")][-1] == session_id
+
+
+def test_an_ask_in_a_cell_is_answered_from_the_panel(kernel, server, panel):
+    server.add(Turn([tool_call("write_note", {"text": "from the panel"})]), Turn.text("Noted."))
+    answered: list[str] = []
+
+    def approve(comm_id: str, data: dict[str, Any]) -> None:
+        for op in data.get("ops", []) if comm_id == panel else []:
+            if op["op"] == "approval" and not answered:
+                answered.append(op["request"]["id"])
+                kernel.send(panel, {"type": "approve", "request_id": op["request"]["id"],
+                                    "answer": "once"}, wait=False)
+
+    r = kernel.run("%%forge\nNote it.", on_comm=approve)
+    assert r.status == "ok" and "Noted." in r.stdout
+    assert "wrote 'from the panel'" in json.dumps([q.messages for q in server.requests])
+    got = kernel.received[panel]
+    assert [(o["id"], o["answer"]) for o in ops(got, "answered")] == [(answered[0], "once")]
+    assert [o["by"] for o in ops(got, "decision")] == ["panel"]
+    # Answering it again: a notice, not an error.
+    [notice] = kernel.send(panel, {"type": "approve", "request_id": answered[0], "answer": "deny"})
+    assert notice["kind"] == "notice" and "already answered" in notice["message"]
+
+
+def test_a_cell_whose_widget_never_rendered_keeps_its_ask_for_the_panel(kernel, server, panel):
+    # A widget frontend that never says ready: after ~1.5 s the cell falls back to text, which
+    # denies an ask already waiting when nobody else can answer; a panel attached can.
+    server.add(Turn.text("warm"))
+    kernel.run("%%forge\nwarm up")  # the ask below then comes well within those 1.5 s
+    widgets = "%config Forge.widget = '{0}'\nimport os\nos.environ['FORGE_WIDGET'] = '{0}'"
+    kernel.run(widgets.format("auto"))
+    server.add(Turn([tool_call("write_note", {"text": "late"})]), Turn.text("Noted late."))
+    arrived: list[str] = []  # "ask" and the cell's text, in the order they arrived
+    out: list[str] = []
+    asked: list[str] = []
+
+    def on_comm(comm_id: str, data: dict[str, Any]) -> None:
+        for op in data.get("ops", []) if comm_id == panel else []:
+            if op["op"] == "approval":
+                asked.append(op["request"]["id"])
+                arrived.append("ask")
+
+    def cell(until: Callable[[dict[str, Any]], bool]) -> Callable[[dict[str, Any]], bool]:
+        def done(m: dict[str, Any]) -> bool:
+            if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream":
+                out.append(m["content"]["text"])
+                arrived.append("text")
+            return until(m)
+        return done
+
+    try:
+        msg_id = kernel.kc.execute("%%forge\nNote late.")
+        kernel.pump(cell(lambda m: bool(asked)), 60, on_comm)
+        time.sleep(2.5)  # past the fallback to text
+        kernel.send(panel, {"type": "approve", "request_id": asked[0], "answer": "once"}, wait=False)
+        kernel.pump(cell(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                         and m["parent_header"].get("msg_id") == msg_id), 60, on_comm)
+    finally:
+        kernel.run(widgets.format("off"))
+    assert arrived.index("ask") < arrived.index("text")  # the ask was waiting when it fell back
+    assert "Noted late." in "".join(out)
+    assert "wrote 'late'" in json.dumps([q.messages for q in server.requests])
+    assert [o["answer"] for o in ops(kernel.received[panel], "answered")] == ["once"]
+
+
+def test_stop_from_the_panel_ends_a_running_turn(kernel, server, panel):
+    server.add(Turn([text("Working on it "), delay(30), text("NEVER SHOWN")]))
+    stopped: list[str] = []
+
+    def stop(comm_id: str, data: dict[str, Any]) -> None:
+        if comm_id == panel and not stopped and "Working" in json.dumps(data.get("ops", [])):
+            stopped.append(data["session_id"])
+            kernel.send(panel, {"type": "stop", "session_id": data["session_id"]}, wait=False)
+
+    began = time.monotonic()
+    kernel.run("%%forge\nTake your time.", on_comm=stop)
+    assert stopped and time.monotonic() - began < 20
+    got = kernel.received[panel]
+    assert "NEVER SHOWN" not in json.dumps(got) and of(got, "turn-end")
+    # Stopping again: nothing runs any more.
+    [notice] = kernel.send(panel, {"type": "stop", "session_id": stopped[0]})
+    assert notice == {"kind": "notice", "message": "Nothing to stop: that run has already ended.",
+                      "level": "warning"}
+
+
+def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
+    server.add(Turn.text("Answer for the panel."))
+    r = kernel.run("%%forge --panel\nAsked from the panel", store_history=False)
+    assert r.status == "ok", r.text
+    # No widget, no text, no value: the panel is its view.
+    assert (r.stdout, r.stderr, r.displays, r.results) == ("", "", [], [])
+    got = kernel.received[panel]
+    start, _batches, _end = one_turn(got)
+    assert start["origin"] == "panel" and start["prompt"] == "Asked from the panel"
+    assert list(texts(got).values()) == ["Answer for the panel."]
+    origin = kernel.run("import forge_jupyter as fj; s = fj.current()\n"
+                        "print([m.origin for m in s.store.read_timeline("
+                        "get_ipython()._forge_magics.controller.current_session_id)][-2])")
+    assert "'surface': 'panel'" in origin.stdout and "'execution_count': None" in origin.stdout
+
+
+def test_the_kernel_sends_model_and_prompt_text_as_data_never_html(kernel, server, panel):
+    server.add(Turn.text(" ".join(XSS)))
+    kernel.run("%%forge --panel\nEcho " + " ".join(XSS), store_history=False)
+    got = kernel.received[panel]
+    [start] = of(got, "turn")
+    assert start["prompt"] == "Echo " + " ".join(XSS)
+    assert list(texts(got).values()) == [" ".join(XSS)]  # verbatim: escaping is the panel's job
+
+    def keys(value: Any) -> list[str]:
+        if isinstance(value, dict):
+            return [*value, *(k for v in value.values() for k in keys(v))]
+        return [k for v in value for k in keys(v)] if isinstance(value, list) else []
+
+    assert not [k for k in keys(got) if "html" in k.lower()]
+    assert "&lt;" not in json.dumps(got)
+
+
+@pytest.mark.parametrize("bad", [
+    "hello", None, 42, ["hello"], {}, {"type": None}, {"type": "HELLO"}, {"type": " hello"},
+    {"type": ["approve"]}, {"type": "approve"}, {"type": "approve", "request_id": 7, "answer": "once"},
+    {"type": "approve", "request_id": "apr_x", "answer": "ONCE"},
+    {"type": "approve", "request_id": "apr_x", "answer": {"$ne": None}},
+    {"type": "approve", "request_id": "../../apr_x", "answer": "once"},
+    {"type": "approve", "request_id": "a" * 10_000, "answer": "once"},
+    {"type": "approve", "request_id": "apr_x", "answer": "deny", "reason": "x" * 1_000_000},
+    {"type": "approve", "request_id": "apr_x", "answer": "deny", "reason": ["no"]},
+    {"type": "approve", "request_id": "apr_nope", "answer": "once"},
+    {"type": "stop"}, {"type": "stop", "session_id": {"$gt": ""}}, {"type": "stop", "session_id": "ses_nope"},
+    {"type": "__proto__"}, {"type": "eval", "code": "import os"},
+])
+def test_a_malformed_panel_message_gets_a_notice_and_the_kernel_stays_healthy(kernel, panel, bad):
+    [notice] = kernel.send(panel, bad)
+    assert notice["kind"] == "notice" and notice["level"] == "warning"
+    assert len(notice["message"]) < 400  # never the huge input echoed back
+    assert kernel.run("1 + 1").results[0]["text/plain"] == "2"
+    log = kernel.log_path.read_text()
+    assert "Traceback" not in log and "Exception in comm" not in log, log[-2000:]
+
+
+def test_a_panel_prompt_with_no_panel_attached_completes_as_text(kernel, server):
+    server.add(Turn([tool_call("write_note", {"text": "nobody"})]), Turn.text("Could not write it."))
+    r = kernel.run("%%forge --panel\nNote nobody.", store_history=False, timeout=60)
+    assert r.status == "ok" and "Could not write it." in r.stdout
+    assert "no one can answer approvals here" in r.stdout  # denied, not hung
+    assert "Permission denied" in json.dumps([q.messages for q in server.requests])
