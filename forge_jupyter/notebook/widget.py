@@ -50,7 +50,7 @@ KEEP_OPEN = 20  # finished turns whose widgets stay open for reloaded pages
 class TurnWidget(anywidget.AnyWidget):
     """One turn's live view; its state travels as custom messages (see the module docstring)."""
 
-    _esm = widget_code.BOOT
+    _esm = widget_code.boot_esm()
     session_id = traitlets.Unicode("").tag(sync=True)
     # What the header says before the first snapshot arrives (the model client is loading).
     loading = traitlets.Unicode("").tag(sync=True)

@@ -24,6 +24,13 @@ _lock = threading.Lock()
 _code: dict[str, str] | None = None
 
 
+def boot_esm() -> str:
+    """The bootstrap as the widget's state keeps it, once per saved cell: without its comment
+    lines and indentation (the file stays readable; ~30% fewer bytes per cell)."""
+    lines = (line.strip() for line in BOOT.read_text(encoding="utf-8").splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
 def code_message() -> dict[str, str]:
     """``{kind: "code", esm, css}``: the standalone renderer, read once a process; or
     ``{kind: "code", error}`` saying what to do when this install has no built front end."""

@@ -25,7 +25,7 @@ function fromKernel(model) {
     }
     const url = URL.createObjectURL(new Blob([esm], { type: "text/javascript" }));
     try {
-      return (await import(/* webpackIgnore: true */ url)).default;
+      return (await import(url)).default;
     } finally {
       URL.revokeObjectURL(url);
     }
