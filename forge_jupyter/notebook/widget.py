@@ -145,7 +145,7 @@ class TurnView:
         if loading:
             self.state.status = {"status": "loading", "detail": {"message": loading}}
         panel_only = self.origin == "panel" and _in_kernel() and panel.HUB.attached
-        widget_mode = not self.text_only and not panel_only and _in_kernel()
+        widget_mode = not self.text_only and self.origin != "panel" and _in_kernel()
         if widget_mode:
             try:
                 self._show_widget()

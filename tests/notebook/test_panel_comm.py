@@ -224,8 +224,12 @@ def test_a_forge_cell_streams_into_the_panel_turn_batches_and_end(kernel, server
     assert session_id.startswith("ses_") and all(b["session_id"] == session_id for b in batches)
     assert list(texts(got).values()) == [answer]
     assert ops(got, "done")
-    # The turn created the notebook's session: a fresh info says so.
+    # The turn created the notebook's session: a fresh info says so; so does %forge new.
     assert [i["session_id"] for i in of(got, "info")][-1] == session_id
+    before = len(kernel.received[panel])
+    assert "is now current" in kernel.run("%forge new fresh").stdout
+    [info] = of(kernel.received[panel][before:], "info")
+    assert info["session_id"].startswith("ses_") and info["session_id"] != session_id
 
 
 def test_an_ask_in_a_cell_is_answered_from_the_panel(kernel, server, panel):
@@ -313,7 +317,9 @@ def test_stop_from_the_panel_ends_a_running_turn(kernel, server, panel):
 
 def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
     server.add(Turn.text("Answer for the panel."))
-    r = kernel.run("%%forge --panel\nAsked from the panel", store_history=False)
+    # What the panel's pickers put on the line: a model and an agent.
+    r = kernel.run("%%forge --panel -m openai/other-model -a plan\nAsked from the panel",
+                   store_history=False)
     assert r.status == "ok", r.text
     # No widget, no text, no value: the panel is its view.
     assert (r.stdout, r.stderr, r.displays, r.results) == ("", "", [], [])
@@ -321,6 +327,9 @@ def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
     start, _batches, _end = one_turn(got)
     assert start["origin"] == "panel" and start["prompt"] == "Asked from the panel"
     assert list(texts(got).values()) == ["Answer for the panel."]
+    [asked] = [q for q in server.requests if q.messages[-1]["content"] == "Asked from the panel"
+               and "PLAN mode" in q.messages[0]["content"]]
+    assert asked.model == "other-model"
     origin = kernel.run("import forge_jupyter as fj; s = fj.current()\n"
                         "print([m.origin for m in s.store.read_timeline("
                         "get_ipython()._forge_magics.controller.current_session_id)][-2])")
@@ -368,7 +377,19 @@ def test_a_malformed_panel_message_gets_a_notice_and_the_kernel_stays_healthy(ke
 
 def test_a_panel_prompt_with_no_panel_attached_completes_as_text(kernel, server):
     server.add(Turn([tool_call("write_note", {"text": "nobody"})]), Turn.text("Could not write it."))
+    kernel.run("%config Forge.widget = 'auto'\nimport os\nos.environ['FORGE_WIDGET'] = 'auto'")
     r = kernel.run("%%forge --panel\nNote nobody.", store_history=False, timeout=60)
     assert r.status == "ok" and "Could not write it." in r.stdout
+    assert r.displays == []  # no widget for the panel's page to ignore: text at once
     assert "no one can answer approvals here" in r.stdout  # denied, not hung
     assert "Permission denied" in json.dumps([q.messages for q in server.requests])
+
+
+def test_unloading_closes_the_panel_comms_and_loading_opens_a_new_one(kernel, panel):
+    kernel.run("%unload_ext forge_jupyter")
+    assert panel in kernel.closed  # the panel learns forge is gone from this kernel
+    kernel.opened.clear()
+    assert kernel.run("%load_ext forge_jupyter").status == "ok"
+    [opened] = kernel.opened
+    [info] = kernel.send(opened["comm_id"], {"type": "hello"})
+    assert info["kind"] == "info" and info["live"] == []
