@@ -230,6 +230,11 @@ def test_a_forge_cell_streams_into_the_panel_turn_batches_and_end(kernel, server
     assert "is now current" in kernel.run("%forge new fresh").stdout
     [info] = of(kernel.received[panel][before:], "info")
     assert info["session_id"].startswith("ses_") and info["session_id"] != session_id
+    before = len(kernel.received[panel])
+    kernel.run("%config Forge.model = 'openai/gpt-4.1-mini'")
+    [info] = of(kernel.received[panel][before:], "info")
+    assert (info["model"], info["models"]) == ("openai/gpt-4.1-mini", ["openai/gpt-4.1-mini"])
+    kernel.run("%config Forge.model = 'openai/gpt-4o-mini'")
 
 
 def test_an_ask_in_a_cell_is_answered_from_the_panel(kernel, server, panel):
@@ -334,6 +339,14 @@ def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
                         "print([m.origin for m in s.store.read_timeline("
                         "get_ipython()._forge_magics.controller.current_session_id)][-2])")
     assert "'surface': 'panel'" in origin.stdout and "'execution_count': None" in origin.stdout
+
+
+def test_a_panel_prompt_that_cannot_run_says_why_in_its_own_output(kernel, server, panel):
+    r = kernel.run("%%forge --panel -a nosuch\nHello", store_history=False)
+    assert r.status == "error" and "no agent named 'nosuch'" in r.error["evalue"]
+    start, _batches, _end = one_turn(kernel.received[panel])  # it began and ended
+    assert start["origin"] == "panel"
+    assert kernel.run("1 + 1").results[0]["text/plain"] == "2"
 
 
 def test_the_kernel_sends_model_and_prompt_text_as_data_never_html(kernel, server, panel):
