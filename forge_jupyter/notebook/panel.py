@@ -164,6 +164,8 @@ class PanelHub:
         self._send(comm, self._info())
         self._bind_all()
         for view in list(self._live.values()):
+            # Under the view's lock, as its widget's snapshots: no batch between the flush and
+            # the snapshot, so the next batch this comm gets is seq + 1.
             with view._lock:
                 view._flush()  # what is pending goes first, so the snapshot repeats nothing later
                 self._send(comm, self._turn_message(view))
@@ -180,10 +182,9 @@ class PanelHub:
             self._send(comm, proto.notice(f"That approval could not be sent: {exc}"))
 
     def _forge_asking(self, request_id: str) -> Any:
-        forges = [v.forge for v in list(self._live.values()) if v.forge is not None]
-        if self.controller is not None and self.controller.built:
-            forges.append(self.controller.forge)
-        for forge in dict.fromkeys(forges):
+        forges = [v.forge for v in list(self._live.values())]
+        forges.append(proto.built_forge(self.controller))
+        for forge in dict.fromkeys(f for f in forges if f is not None):
             if any(r.id == request_id for r in forge.approvals.pending()):
                 return forge
         return None
@@ -213,8 +214,7 @@ class PanelHub:
                 self._bound[id(forge)] = (forge, forge.on_approval(lambda request: None))
 
     def _bind_all(self) -> None:
-        if self.controller is not None and self.controller.built:
-            self._bind(self.controller.forge)
+        self._bind(proto.built_forge(self.controller))
         for view in list(self._live.values()):
             self._bind(view.forge)
 

@@ -99,6 +99,12 @@ def parse(data: Any) -> Command:
 # -- info ------------------------------------------------------------------------------------
 
 
+def built_forge(controller: Any) -> Any:
+    """The notebook's Forge as it is, or None: the panel never builds it (the warm-up or the
+    first cell does) nor rebuilds it after a store setting changed (the next cell does)."""
+    return getattr(controller, "_forge", None) if controller is not None else None
+
+
 def default_model(config: Any) -> str:
     """The model a prompt without ``-m`` uses, as far as the kernel knows without probing:
     the configured one, else the first provider key's default; "" when it is left to the
@@ -127,7 +133,7 @@ def info(controller: Any, live: list[str]) -> dict[str, Any]:
     if not models:
         models = [DEMO_MODEL]
     # The Forge's agents when it is built (agents can be added there); the builtin ones before.
-    forge = controller.forge if controller.built else None
+    forge = built_forge(controller)
     agents = sorted(forge.agents.agents) if forge is not None else sorted(BUILTIN_AGENTS)
     return {"kind": "info", "protocol": PROTOCOL, "tenant": str(config.tenant), "model": model,
             "agent": str(config.agent), "models": models, "agents": agents,
