@@ -1,6 +1,8 @@
 // forge-jupyter's JupyterLab extension: the live turn widget's rendering module for every
 // notebook on the page, and the side panel.
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IThemeManager } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { activatePanel } from './panel';
 import widget from './render/index.js';
@@ -16,9 +18,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: 'forge-jupyter:plugin',
   description: 'The %%forge cell widget renderer and the forge side panel.',
   autoStart: true,
-  activate: (app: JupyterFrontEnd): void => {
+  // Optional: the cell widget's renderer must be on the page in every frontend.
+  optional: [INotebookTracker, IThemeManager],
+  activate: (
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker | null,
+    themes: IThemeManager | null
+  ): void => {
     (globalThis as Record<symbol, unknown>)[RENDER_KEY] = widget;
-    activatePanel(app);
+    activatePanel(app, { notebooks, themes });
   }
 };
 

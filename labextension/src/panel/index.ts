@@ -3,6 +3,9 @@
 // JupyterLab activates it. It exists now only so the extension builds before the panel does.
 import { JupyterFrontEnd } from '@jupyterlab/application';
 
-export function activatePanel(app: JupyterFrontEnd): void {
+import { PanelServices } from '../services';
+
+export function activatePanel(app: JupyterFrontEnd, services: PanelServices): void {
   void app; // the panel is not written yet
+  void services;
 }
