@@ -1,11 +1,20 @@
-// PLACEHOLDER — helper D replaces this file (and writes the rest of src/panel/**): it is the
-// entry point of the forge side panel, called once by the plugin in ../index.ts when
-// JupyterLab activates it. It exists now only so the extension builds before the panel does.
+// The forge side panel's entry, called once by the plugin (../index.ts) when JupyterLab
+// activates it: the panel in the right sidebar, and a command that opens it.
 import { JupyterFrontEnd } from '@jupyterlab/application';
 
 import { PanelServices } from '../services';
+import { ForgePanel } from './panel';
 
-export function activatePanel(app: JupyterFrontEnd, services: PanelServices): void {
-  void app; // the panel is not written yet
-  void services;
+export const OPEN_COMMAND = 'forge-jupyter:open-panel';
+
+export function activatePanel(app: JupyterFrontEnd, services: PanelServices): ForgePanel {
+  // The theme needs nothing here: panel.css uses JupyterLab's variables only.
+  const panel = new ForgePanel(services.notebooks);
+  app.shell.add(panel, 'right', { rank: 600 });
+  app.commands.addCommand(OPEN_COMMAND, {
+    label: 'Open the Forge panel',
+    caption: 'Chat with forge in the active notebook’s kernel; its sessions, approvals and costs',
+    execute: () => app.shell.activateById(panel.id)
+  });
+  return panel;
 }

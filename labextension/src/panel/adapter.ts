@@ -1,0 +1,42 @@
+// The host a TurnView (../render/view.js) talks to, for a turn shown in the panel. In a cell
+// the host is the anywidget model; here it is this adapter, which offers the two calls the
+// view makes — get(key) and send(msg) — and turns what the view sends into the comm's
+// messages (docs/api.md): approve as it is, stop naming the turn, hello for a fresh snapshot.
+
+export interface ISender {
+  send(data: Record<string, unknown>): void;
+  hello(): void;
+}
+
+/** A static host: the view of a stored turn sends nothing anywhere. */
+export const NO_HOST = {
+  get: (_key: string): unknown => undefined,
+  send: (_msg: unknown): void => undefined
+};
+
+export class CommModel {
+  constructor(private readonly link: ISender, readonly turnId: string, public sessionId: string) {}
+
+  /** The widget's synced traits; the panel's turns carry their state in the snapshot ops. */
+  get(_key: string): unknown {
+    return undefined;
+  }
+
+  send(msg: Record<string, unknown>): void {
+    switch (msg.type) {
+      case 'approve':
+        this.link.send({
+          type: 'approve', request_id: msg.request_id, answer: msg.answer, reason: msg.reason ?? null
+        });
+        break;
+      case 'stop':
+        this.link.send({ type: 'stop', session_id: this.sessionId, turn_id: this.turnId });
+        break;
+      case 'hello':
+        this.link.hello();
+        break;
+      default:
+        break; // nothing else travels from a view to the kernel
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// The Forge side panel: a chat with the ACTIVE notebook's kernel (its live turns, the prompt
+// box, cost totals) and the store's sessions (search, pages, one session's whole history).
+// It follows the notebook tracker: each notebook has its KernelLink and LiveTurns, kept while
+// the notebook is open, and the chat shows the current one's.
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { Widget } from '@lumino/widgets';
+
+import { h } from '../render/dom.js';
+import { ForgeApi, ISession } from './api';
+import { CostStrip } from './costs';
+import { HistoryView } from './history';
+import { forgeIcon } from './icon';
+import { KernelLink, LinkState } from './kernelLink';
+import { LiveTurns } from './liveTurns';
+import { IPromptRequest, PromptBox } from './promptBox';
+import { forgeCode, KernelMessage } from './protocol';
+import { runPrompt } from './runner';
+import { SessionList } from './sessions';
+import { basename } from './time';
+import { Tabs } from './tabs';
+
+const NOTICES_KEPT = 3;
+
+const STATE_WORDS: Record<LinkState, string> = {
+  'no-kernel': 'no kernel',
+  unknown: 'connecting…',
+  connecting: 'connecting…',
+  'not-loaded': 'forge not loaded (the first prompt loads it)',
+  attached: 'forge ready'
+};
+
+interface INotebookLink {
+  link: KernelLink;
+  turns: LiveTurns;
+}
+
+export class ForgePanel extends Widget {
+  constructor(tracker: INotebookTracker | null, readonly api: ForgeApi = new ForgeApi()) {
+    super();
+    this.id = 'forge-jupyter-panel';
+    this.title.icon = forgeIcon;
+    this.title.caption = 'Forge';
+    this.addClass('forge-panel');
+
+    this.contextEl = h('div', { class: 'forge-panel-context', 'data-testid': 'panel-context' });
+    this.noticesEl = h('div', { class: 'forge-panel-notices', 'data-testid': 'panel-notices' });
+    this.turnsHost = h('div', { class: 'forge-panel-turns-host' });
+    this.scroller = h('div', { class: 'forge-panel-scroller' }, this.noticesEl, this.turnsHost);
+    this.scroller.addEventListener('scroll', () => {
+      const s = this.scroller;
+      this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 48;
+    });
+    new MutationObserver(() => this.stick && (this.scroller.scrollTop = this.scroller.scrollHeight))
+      .observe(this.turnsHost, { childList: true, subtree: true, characterData: true });
+    this.prompt = new PromptBox(r => void this.send(r), () => this.current?.turns.stopAll());
+    this.costs = new CostStrip(api);
+    this.sessions = new SessionList(api, s => void this.openHistory(s));
+    this.history = new HistoryView(api, () => this.showList(), id => void this.openHistoryId(id));
+    this.sessionsPane = h('div', { class: 'forge-panel-pane forge-panel-sessions-pane', 'data-testid': 'panel-sessions' },
+      this.sessions.el);
+    const chat = h('div', { class: 'forge-panel-pane forge-panel-chat', 'data-testid': 'panel-chat' },
+      this.scroller, this.costs.el, this.prompt.el);
+    this.tabs = new Tabs([['chat', 'Chat', chat], ['sessions', 'Sessions', this.sessionsPane]], key => {
+      if (key === 'sessions' && !this.listed) {
+        this.listed = true;
+        void this.sessions.reload();
+      }
+    });
+    this.node.append(
+      h('div', { class: 'forge-panel-header' },
+        h('div', { class: 'forge-panel-title' }, 'Forge'), this.contextEl),
+      this.tabs.bar, chat, this.sessionsPane);
+    this.tabs.select('chat');
+
+    if (tracker) {
+      tracker.forEach(nb => this.track(nb));
+      tracker.widgetAdded.connect((_, nb) => this.track(nb));
+      tracker.currentChanged.connect((_, nb) => this.follow(nb));
+      this.follow(tracker.currentWidget);
+    } else {
+      this.follow(null);
+    }
+  }
+
+  // -- notebooks ----------------------------------------------------------------------------
+
+  private track(nb: NotebookPanel): INotebookLink {
+    let entry = this.links.get(nb);
+    if (!entry) {
+      const link = new KernelLink(nb.sessionContext);
+      entry = { link, turns: new LiveTurns(link) };
+      this.links.set(nb, entry);
+      const e = entry;
+      link.stateChanged.connect((_, state) => this.onState(e, state));
+      link.received.connect((_, msg) => this.onMessage(e, msg));
+      entry.turns.changed.connect(() => e === this.current && this.prompt.setRunning(e.turns.running));
+      nb.disposed.connect(() => {
+        this.links.delete(nb);
+        e.link.dispose();
+        if (this.current === e) {
+          this.follow(null);
+        }
+      });
+    }
+    return entry;
+  }
+
+  private follow(nb: NotebookPanel | null): void {
+    const entry = nb ? this.track(nb) : null;
+    this.current = entry;
+    this.notebook = nb;
+    this.turnsHost.replaceChildren(entry ? entry.turns.el : h('div', { class: 'forge-panel-empty' },
+      'Open a notebook: the panel follows the active one and runs prompts in its kernel.'));
+    this.noticesEl.replaceChildren();
+    this.prompt.setInfo(entry?.link.info ?? null);
+    this.prompt.setRunning(entry ? entry.turns.running : false);
+    this.prompt.status('');
+    this.prompt.clearOutput();
+    this.describe();
+    this.refreshCosts();
+    if (entry && entry.link.state === 'unknown') {
+      void entry.link.connect(); // forge loaded before this page: attach now
+    }
+  }
+
+  private onState(entry: INotebookLink, state: LinkState): void {
+    if (entry !== this.current) {
+      return;
+    }
+    this.describe();
+    if (state === 'unknown') {
+      void entry.link.connect(); // the notebook changed kernels
+    } else if (state !== 'attached') {
+      this.prompt.setInfo(null);
+    }
+  }
+
+  private onMessage(entry: INotebookLink, msg: KernelMessage): void {
+    if (entry !== this.current) {
+      return;
+    }
+    if (msg.kind === 'info') {
+      this.prompt.setInfo(msg);
+      this.describe();
+      this.refreshCosts();
+    } else if (msg.kind === 'turn-end') {
+      this.refreshCosts();
+    } else if (msg.kind === 'notice') {
+      this.noticesEl.append(h('div', {
+        class: 'forge-notice', 'data-testid': 'panel-notice', 'data-level': msg.level
+      }, msg.message));
+      while (this.noticesEl.children.length > NOTICES_KEPT) {
+        this.noticesEl.firstElementChild!.remove();
+      }
+    }
+  }
+
+  private describe(): void {
+    const entry = this.current;
+    const state = entry ? entry.link.state : 'no-kernel';
+    this.node.dataset.state = entry ? state : 'no-notebook';
+    if (!entry || !this.notebook) {
+      this.contextEl.textContent = 'No notebook';
+      return;
+    }
+    const name = basename(this.notebook.context.path);
+    this.contextEl.replaceChildren(
+      h('span', { class: 'forge-panel-notebook', title: this.notebook.context.path }, name),
+      ' · ', h('span', { 'data-testid': 'panel-state' }, STATE_WORDS[state]));
+  }
+
+  private refreshCosts(): void {
+    const info = this.current?.link.info;
+    void this.costs.refresh(info?.session_id ?? '', info?.notebook ?? '');
+  }
+
+  // -- the prompt box -----------------------------------------------------------------------
+
+  private async send(r: IPromptRequest): Promise<void> {
+    const entry = this.current;
+    if (!entry) {
+      this.prompt.status('Open a notebook first: prompts run in its kernel.', 'warning');
+      return;
+    }
+    const here = () => entry === this.current;
+    try {
+      const code = forgeCode(r.prompt, r.model, r.agent);
+      this.stick = true;
+      await runPrompt(entry.link, code, {
+        status: (text, level) => here() && this.prompt.status(text, level),
+        output: text => here() && this.prompt.output(text)
+      });
+    } catch (err) {
+      if (here()) {
+        this.prompt.status((err as Error).message, 'error');
+      }
+    }
+  }
+
+  // -- sessions -----------------------------------------------------------------------------
+
+  private async openHistory(s: ISession): Promise<void> {
+    this.sessionsPane.replaceChildren(this.history.el);
+    await this.history.open(s);
+  }
+
+  private async openHistoryId(id: string): Promise<void> {
+    try {
+      const { session } = await this.api.session(id);
+      await this.openHistory(session);
+    } catch (err) {
+      this.history.fail((err as Error).message);
+    }
+  }
+
+  private showList(): void {
+    this.sessionsPane.replaceChildren(this.sessions.el);
+  }
+
+  private readonly links = new Map<NotebookPanel, INotebookLink>();
+  private current: INotebookLink | null = null;
+  private notebook: NotebookPanel | null = null;
+  private readonly contextEl: HTMLElement;
+  private readonly noticesEl: HTMLElement;
+  private readonly turnsHost: HTMLElement;
+  private readonly scroller: HTMLElement;
+  private readonly prompt: PromptBox;
+  private readonly costs: CostStrip;
+  private readonly sessions: SessionList;
+  private readonly history: HistoryView;
+  private readonly sessionsPane: HTMLElement;
+  private readonly tabs: Tabs;
+  private stick = true;
+  private listed = false;
+}

@@ -1,0 +1,122 @@
+// The prompt box: a text area (Enter sends, Shift+Enter is a new line), the model and agent
+// pickers filled from the kernel's info, Send (Stop while a run of this notebook goes on), a
+// status line and what the kernel printed for the prompt.
+import { h } from '../render/dom.js';
+import { IInfo, NAME } from './protocol';
+
+export interface IPromptRequest {
+  prompt: string;
+  model: string; // "" = the kernel's default
+  agent: string;
+}
+
+const DEFAULT = ''; // the pickers' first entry: no -m / -a on the magic's line
+const MAX_OUTPUT = 20000; // characters of kernel output kept under the box
+
+export class PromptBox {
+  readonly el: HTMLElement;
+
+  constructor(private readonly onSend: (r: IPromptRequest) => void, private readonly onStop: () => void) {
+    this.input = h('textarea', {
+      class: 'forge-panel-input', 'data-testid': 'panel-prompt', rows: '3',
+      placeholder: 'Ask forge in this notebook’s kernel… (Enter sends, Shift+Enter: new line)',
+      'aria-label': 'Prompt'
+    }) as HTMLTextAreaElement;
+    this.input.addEventListener('keydown', e => this.onKey(e));
+    this.model = h('select', { class: 'forge-panel-select', 'data-testid': 'panel-model', title: 'Model' }) as HTMLSelectElement;
+    this.agent = h('select', { class: 'forge-panel-select', 'data-testid': 'panel-agent', title: 'Agent' }) as HTMLSelectElement;
+    this.sendEl = h('button', {
+      type: 'button', class: 'forge-button forge-primary forge-panel-send', 'data-testid': 'panel-send',
+      onclick: () => this.submit()
+    }, 'Send') as HTMLButtonElement;
+    this.stopEl = h('button', {
+      type: 'button', class: 'forge-button forge-danger forge-panel-stop', 'data-testid': 'panel-stop',
+      title: 'Stop the runs of this notebook', onclick: () => this.onStop(), hidden: true
+    }, 'Stop') as HTMLButtonElement;
+    this.statusEl = h('div', { class: 'forge-panel-status', 'data-testid': 'panel-prompt-status', role: 'status' });
+    this.outputEl = h('pre', { class: 'forge-panel-output', 'data-testid': 'panel-kernel-output', hidden: true });
+    this.el = h('div', { class: 'forge-panel-promptbox' },
+      this.input,
+      h('div', { class: 'forge-panel-controls' }, this.model, this.agent,
+        h('span', { class: 'forge-spacer' }), this.stopEl, this.sendEl),
+      this.statusEl, this.outputEl);
+    this.setInfo(null);
+  }
+
+  /** Fill the pickers from the kernel's info (names outside NAME are left out). */
+  setInfo(info: IInfo | null): void {
+    fill(this.model, info ? info.models : [], info?.model ?? '', 'model');
+    fill(this.agent, info ? info.agents : [], info?.agent ?? '', 'agent');
+  }
+
+  setRunning(running: boolean): void {
+    this.stopEl.hidden = !running;
+  }
+
+  status(text: string, level: 'info' | 'warning' | 'error' = 'info'): void {
+    this.statusEl.textContent = text;
+    this.statusEl.dataset.level = level;
+  }
+
+  output(text: string): void {
+    const all = (this.outputEl.textContent || '') + text;
+    this.outputEl.textContent = all.length > MAX_OUTPUT ? all.slice(-MAX_OUTPUT) : all;
+    this.outputEl.hidden = !all;
+  }
+
+  clearOutput(): void {
+    this.outputEl.textContent = '';
+    this.outputEl.hidden = true;
+  }
+
+  focus(): void {
+    this.input.focus();
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      this.submit();
+    }
+  }
+
+  private submit(): void {
+    const prompt = this.input.value;
+    if (!prompt.trim()) {
+      this.status('Write a prompt first.', 'warning');
+      return;
+    }
+    const model = this.model.value;
+    const agent = this.agent.value;
+    for (const [what, value] of [['model', model], ['agent', agent]]) {
+      if (value !== DEFAULT && !NAME.test(value)) {
+        this.status(`The ${what} name is not one the panel sends; pick another.`, 'error');
+        return;
+      }
+    }
+    this.input.value = '';
+    this.clearOutput();
+    this.onSend({ prompt, model, agent });
+  }
+
+  private readonly input: HTMLTextAreaElement;
+  private readonly model: HTMLSelectElement;
+  private readonly agent: HTMLSelectElement;
+  private readonly sendEl: HTMLButtonElement;
+  private readonly stopEl: HTMLButtonElement;
+  private readonly statusEl: HTMLElement;
+  private readonly outputEl: HTMLElement;
+}
+
+/** The picker's options: the kernel's default first (value ""), then each valid name. */
+function fill(select: HTMLSelectElement, names: string[], current: string, what: string): void {
+  const chosen = select.value;
+  const options = [h('option', { value: DEFAULT }, current ? `${current} (default)` : `default ${what}`)];
+  for (const name of names) {
+    if (name !== current && NAME.test(name)) {
+      options.push(h('option', { value: name }, name));
+    }
+  }
+  select.replaceChildren(...options);
+  select.value = [...select.options].some(o => o.value === chosen) ? chosen : DEFAULT;
+}

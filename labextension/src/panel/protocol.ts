@@ -1,0 +1,110 @@
+// The comm `forge.panel` as the panel speaks it (docs/api.md, "Kernel comm forge.panel"), and
+// the code of the execute_request its prompt box sends. Everything the kernel sends is checked
+// for shape before use: a kernel runs whatever its notebook ran, so its messages are data.
+
+export const TARGET = 'forge.panel';
+
+/** A model or agent name the panel puts on the magic's line; anything else is refused. */
+export const NAME = /^[A-Za-z0-9._:/@-]+$/;
+
+export const LOAD_CODE = '%load_ext forge_jupyter';
+
+export type Op = { op: string; [key: string]: unknown };
+
+export interface IInfo {
+  kind: 'info';
+  tenant: string;
+  model: string;
+  agent: string;
+  models: string[];
+  agents: string[];
+  session_id: string;
+  notebook: string;
+  live: string[];
+}
+
+export interface ITurn {
+  kind: 'turn';
+  turn_id: string;
+  session_id: string;
+  origin: string;
+  prompt: string;
+  seq: number;
+  ops: Op[];
+}
+
+export interface IBatch {
+  kind: 'batch';
+  turn_id: string;
+  session_id: string;
+  seq: number;
+  ops: Op[];
+}
+
+export interface ITurnEnd {
+  kind: 'turn-end';
+  turn_id: string;
+  session_id: string;
+}
+
+export interface INotice {
+  kind: 'notice';
+  message: string;
+  level: string;
+}
+
+export type KernelMessage = IInfo | ITurn | IBatch | ITurnEnd | INotice;
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const names = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && NAME.test(x)) : [];
+const ops = (v: unknown): Op[] =>
+  Array.isArray(v) ? v.filter((o): o is Op => !!o && typeof o === 'object' && typeof o.op === 'string') : [];
+const seq = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** The kernel's message in the panel's types, or null for one it does not understand. */
+export function parse(data: unknown): KernelMessage | null {
+  if (!data || typeof data !== 'object') {
+    return null;
+  }
+  const d = data as Record<string, unknown>;
+  switch (d.kind) {
+    case 'info':
+      return {
+        kind: 'info', tenant: str(d.tenant), model: NAME.test(str(d.model)) ? str(d.model) : '',
+        agent: NAME.test(str(d.agent)) ? str(d.agent) : '', models: names(d.models),
+        agents: names(d.agents), session_id: str(d.session_id), notebook: str(d.notebook),
+        live: Array.isArray(d.live) ? d.live.filter((x): x is string => typeof x === 'string') : []
+      };
+    case 'turn':
+      return {
+        kind: 'turn', turn_id: str(d.turn_id), session_id: str(d.session_id),
+        origin: str(d.origin) || 'cell', prompt: str(d.prompt), seq: seq(d.seq), ops: ops(d.ops)
+      };
+    case 'batch':
+      return { kind: 'batch', turn_id: str(d.turn_id), session_id: str(d.session_id), seq: seq(d.seq), ops: ops(d.ops) };
+    case 'turn-end':
+      return { kind: 'turn-end', turn_id: str(d.turn_id), session_id: str(d.session_id) };
+    case 'notice':
+      return { kind: 'notice', message: str(d.message), level: str(d.level) || 'info' };
+    default:
+      return null;
+  }
+}
+
+/** The cell the prompt box runs: `%%forge --panel [-m MODEL] [-a AGENT]` then the prompt.
+ * Throws with a message for the person when a name is not one the panel may send. */
+export function forgeCode(prompt: string, model: string, agent: string): string {
+  let line = '%%forge --panel';
+  for (const [flag, value, what] of [['-m', model, 'model'], ['-a', agent, 'agent']]) {
+    if (!value) {
+      continue;
+    }
+    if (!NAME.test(value)) {
+      throw new Error(`The ${what} name ${JSON.stringify(value.slice(0, 60))} is not one the panel sends ` +
+        '(letters, digits and . _ : / @ - only); pick another.');
+    }
+    line += ` ${flag} ${value}`;
+  }
+  return `${line}\n${prompt}`;
+}
