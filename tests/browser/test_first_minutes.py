@@ -50,7 +50,7 @@ def test_the_first_cell_shows_its_widget_at_once_while_the_model_client_loads(pa
     page.evaluate("""() => {  // when the page first shows the widget's status, Run being 0
         window.__ran = performance.now();
         new MutationObserver((_, obs) => {
-            if (document.querySelector('.forge-turn [data-testid=status]')) {
+            if (document.querySelector('.jp-Notebook .forge-turn [data-testid=status]')) {
                 window.__shown = performance.now() - window.__ran;
                 obs.disconnect();
             }

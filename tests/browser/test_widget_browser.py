@@ -56,7 +56,7 @@ def test_text_arrives_live_while_the_cell_runs(page, lab, script):
     assert seen == sorted(seen)
     nb.wait_idle(1)
     # The live widget gave way to the static record; the answer is the cell's value.
-    assert page.locator(".forge-turn").count() == 0
+    assert page.locator(".jp-Notebook .forge-turn").count() == 0  # not the side panel's
     outputs = nb.outputs(1)
     answer = [o for o in outputs if o["output_type"] == "execute_result"]
     assert answer and WORDS in answer[0]["data"]["text/html"]
@@ -68,7 +68,7 @@ def record_tool_states(page) -> None:
     page.evaluate("""() => {
         window.__toolStates = [];
         const look = () => {
-            for (const el of document.querySelectorAll('.forge-tool')) {
+            for (const el of document.querySelectorAll('.jp-Notebook .forge-tool')) {
                 const s = el.dataset.state, seen = window.__toolStates;
                 if (seen[seen.length - 1] !== s) seen.push(s);
             }
