@@ -180,3 +180,63 @@ def test_stop_in_the_panel_ends_a_cell_and_a_queued_panel_prompt(page, lab, scri
     assert "token399" not in panel.text_of(prompt_turn)
     panel.tid("panel-stop").wait_for(state="hidden")
     assert not page.forge_errors
+
+
+def open_file(page, path: str) -> None:
+    page.evaluate(f"() => window.jupyterapp.commands.execute('docmanager:open', {{path: '{path}'}})")
+    page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.context.path === '{path}'")
+
+
+def test_the_panel_follows_the_active_notebook_and_outlives_a_kernel_restart(page, lab, script):
+    long_text = " ".join(f"token{i}" for i in range(400))
+    script.add(Turn([text(long_text, chunk=4)], chunk_delay=0.05), Turn.text("Back after the restart."))
+    lab.write_notebook("other.ipynb", ["1 + 1"])
+    lab.write_notebook("restart.ipynb", [LOAD, "%config Forge.model = 'openai/other-model'",
+                                         "%config Forge.model = 'bad model;%rm -rf x'"])
+    nb = NotebookPage(page, lab, "restart.ipynb").open()
+    panel = PanelPage(page).open()
+    nb.run_cell(0)
+    nb.wait_idle(0)
+    panel.wait_state("attached")
+    panel.send("Talk until the kernel restarts.")
+    turn = panel.turns().first
+    turn.locator("[data-testid=text]").wait_for(timeout=60_000)
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+    panel.wait_turn_done(turn, timeout=30)
+    assert "The kernel restarted" in turn.locator("[data-testid=notice]").inner_text()
+    assert turn.locator("[data-testid=status]").inner_text() != "Working…"
+    panel.wait_state("not-loaded")
+
+    # Another notebook: the chat is its own; back again, the first one's is still there.
+    open_file(page, "other.ipynb")
+    panel.tid("panel-context").filter(has_text="other.ipynb").wait_for()
+    panel.tid("panel-empty").wait_for()
+    assert panel.turns().count() == 0
+    open_file(page, "restart.ipynb")
+    panel.tid("panel-context").filter(has_text="restart.ipynb").wait_for()
+    assert panel.turns().count() == 1
+
+    # The restarted kernel has no forge: the next prompt loads it again.
+    panel.send("Are you back?")
+    again = panel.turn(1)
+    panel.wait_turn_done(again, timeout=60)
+    assert panel.text_of(again).strip() == "Back after the restart."
+
+    # The pickers take the kernel's names only when they are names.
+    model = panel.tid("panel-model")
+    nb.run_cell(1)
+    nb.wait_idle(1)
+    model.locator("option").first.filter(has_text="openai/other-model (default)").wait_for(state="attached")
+    nb.run_cell(2)
+    nb.wait_idle(2)
+    model.locator("option").first.filter(has_text="default model").wait_for(state="attached")
+    assert "bad model" not in model.inner_text()
+    # A name that is not one (put in the page by hand) is refused before anything is sent.
+    model.evaluate("""(s) => { const o = document.createElement('option');
+        o.value = o.textContent = 'bad model;%rm -rf x'; s.append(o); s.value = o.value; }""")
+    sent = len(script.requests)
+    panel.send("Use a bad model name.")
+    panel.tid("panel-prompt-status").filter(has_text="not one the panel sends").wait_for()
+    time.sleep(1)
+    assert panel.turns().count() == 2 and len(script.requests) == sent
+    assert not page.forge_errors

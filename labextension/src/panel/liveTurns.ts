@@ -131,8 +131,7 @@ export class LiveTurns {
     this.turns.set(msg.turn_id, turn);
     this.emptyEl.remove();
     this.el.append(el);
-    this.trim();
-    el.scrollIntoView({ block: 'nearest' });
+    this.trim(); // (the panel scrolls to a new turn while the reader is at the bottom)
     return turn;
   }
 
