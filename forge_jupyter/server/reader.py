@@ -58,19 +58,17 @@ _FOUND = """s.id IN (
     SELECT sm.session_id FROM session_message sm JOIN part p ON p.message_id = sm.message_id
     WHERE p.type = 'text' AND contains(lower(p.data ->> '$.text'), lower(?)))"""
 
-# The marks the ``timeline`` view derives for a page of positions.
+# The marks the ``timeline`` view derives for a page of positions, and every compaction
+# boundary of the timeline with its compaction event's figures: one pass over the view.
 _MARKS = """
-SELECT pos, NOT visible_to_model AS superseded, is_boundary AS boundary FROM timeline
-WHERE session_id = ? AND pos >= ? AND pos < ? ORDER BY pos"""
-
-# Every compaction boundary of a timeline, with its compaction event's figures.
-_BOUNDARIES = """
-SELECT b.pos, b.message_id, b.parent_id AS request_message_id,
-       (SELECT max(sm.pos) FROM session_message sm WHERE sm.session_id = b.session_id
-          AND sm.message_id = b.parent_id AND sm.pos < b.pos) AS request_pos,
+SELECT t.pos, t.message_id, NOT t.visible_to_model AS superseded, t.is_boundary AS boundary,
+       t.pos >= ? AND t.pos < ? AS on_page, t.parent_id AS request_message_id,
+       CASE WHEN t.is_boundary THEN (
+           SELECT max(sm.pos) FROM session_message sm WHERE sm.session_id = t.session_id
+              AND sm.message_id = t.parent_id AND sm.pos < t.pos) END AS request_pos,
        c.created_at, c.auto, c.extractive, c.reason, c.tokens_before, c.tokens_after
-FROM timeline b LEFT JOIN compactions c ON c.summary_message_id = b.message_id
-WHERE b.session_id = ? AND b.is_boundary ORDER BY b.pos"""
+FROM timeline t LEFT JOIN compactions c ON t.is_boundary AND c.summary_message_id = t.message_id
+WHERE t.session_id = ? AND (t.is_boundary OR (t.pos >= ? AND t.pos < ?)) ORDER BY t.pos"""
 
 _SCOPES = ("session", "notebook", "today", "all")
 
@@ -190,16 +188,16 @@ class HistoryReader:
             page = store.timeline(session_id, cursor=str(start), limit=limit)
             stop = start + len(page.items)
             with store.reading() as con:
-                marks = select(con, _MARKS, [session_id, start, stop], store.tenant_id)
-                bounds = select(con, _BOUNDARIES, [session_id], store.tenant_id)
-        flags = {int(r["pos"]): r for r in marks.to_dict("records")}
+                marks = select(con, _MARKS, [start, stop, session_id, start, stop],
+                               store.tenant_id).to_dict("records")
+        flags = {int(r["pos"]): r for r in marks if r["on_page"]}
         messages = []
         for pos, message in enumerate(page.items, start):
             mark = flags.get(pos, {})
             messages.append(shapes.message_json(message, pos, bool(mark.get("superseded")),
                                                 bool(mark.get("boundary"))))
         return {"messages": messages,
-                "boundaries": [shapes.boundary_json(r) for r in bounds.to_dict("records")],
+                "boundaries": [shapes.boundary_json(r) for r in marks if r["boundary"]],
                 "next_cursor": page.next_cursor}
 
     # -- costs ------------------------------------------------------------------------------

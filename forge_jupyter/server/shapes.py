@@ -77,12 +77,14 @@ def totals(row: dict[str, Any], scope: str) -> dict[str, Any]:
         value = _opt(row.get(f"{scope}_{name}"))
         return 0 if value is None else int(value)
 
+    steps = count("steps")
     return {
-        "cost": _money(row.get(f"{scope}_cost")),
+        # nothing spent is $0 (also with no store yet); null only where a price is unknown
+        "cost": _money(row.get(f"{scope}_cost")) if steps else 0,
         "input_tokens": count("input_tokens"),
         "output_tokens": count("output_tokens"),
         "turns": count("turns"),
-        "steps": count("steps"),
+        "steps": steps,
         "unpriced_steps": count("unpriced_steps"),
     }
 
