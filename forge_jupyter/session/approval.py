@@ -100,8 +100,10 @@ class Approvals:
             answer = Answer(answer, reason, by)
         if answer.answer not in ANSWERS:
             raise ValueError(f"an approval answer is one of {', '.join(ANSWERS)}, not {answer.answer!r}")
+        # Taken out under the lock, so of two answers racing (the widget and the side panel
+        # clicked at once) exactly one wins and is published; the other gets NotFound.
         with self._lock:
-            found = self._pending.get(request_id)
+            found = self._pending.pop(request_id, None)
         if found is None:
             raise NotFound(f"no pending approval {request_id!r} (already answered, or the run ended)")
         request, loop, future = found

@@ -161,3 +161,36 @@ def test_a_slow_approval_does_not_block_other_work(make_forge, server):
     forge.bus.subscribe(lambda e: threading.Timer(0.3, s.approve, (e.request_id, "once")).start(),
                         types=ApprovalRequested)
     assert s.prompt("save z").text == "fine"
+
+
+def test_two_answers_racing_one_wins_and_is_recorded_once(make_forge, server):
+    """The widget and the side panel clicked at the same moment: one answer counts, the other
+    is told the request was already answered — never two `permission.answered` events."""
+    from forge_jupyter.errors import NotFound
+
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("done"))
+    forge = make_forge()
+    changed = _tools(forge)
+    forge.on_approval(lambda r: None)
+    s = forge.session("s")
+    outcomes: list[str] = []
+    start = threading.Barrier(8)
+
+    def click(answer: str, by: str, request_id: str) -> None:
+        start.wait()
+        try:
+            s.approve(request_id, answer, by=by)
+            outcomes.append(by)
+        except NotFound:
+            outcomes.append("refused")
+
+    def on_request(e) -> None:
+        for i in range(8):
+            threading.Thread(target=click, args=("once", f"clicker{i}", e.request_id)).start()
+
+    forge.bus.subscribe(on_request, types=ApprovalRequested)
+    assert s.prompt("save x").text == "done"
+    assert changed == ["x"]
+    assert sorted(o == "refused" for o in outcomes) == [False] + [True] * 7
+    answered = [e for e in _events(forge, s.id) if e[0] == "permission.answered"]
+    assert len(answered) == 1 and answered[0][1] in outcomes
