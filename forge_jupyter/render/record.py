@@ -133,7 +133,8 @@ def _turn_parts(messages: Sequence[Message]) -> Iterable[tuple[Message, Any]]:
 # decisionText) for the decision a tool part keeps in ``metadata["decision"]`` — answer (once,
 # session, deny), by (widget, user, forge — no one could answer —, rule, or a name), rule, reason.
 ANSWER_WORDS = {"once": "Allowed once", "session": "Allowed for this session", "deny": "Denied"}
-DECIDED_BY = {"widget": "you, in the widget", "user": "you", "forge": "forge"}
+DECIDED_BY = {"widget": "you, in the widget", "panel": "you, in the side panel", "user": "you",
+              "forge": "forge"}
 
 
 def decision_text(decision: dict[str, Any] | None) -> str:

@@ -219,6 +219,14 @@ def test_a_denied_call_says_denied_and_who_answered_not_error():
     assert "[sql] denied: Permission denied: sql is not allowed here." in text
 
 
+def test_an_answer_from_the_side_panel_says_so():
+    from forge_jupyter.render.record import decision_text
+
+    assert decision_text({"answer": "once", "by": "panel"}) == "Allowed once by you, in the side panel"
+    assert decision_text({"answer": "deny", "by": "panel", "reason": "not now"}) == (
+        "Denied by you, in the side panel — not now")
+
+
 def test_a_tool_card_does_not_repeat_a_title_that_is_the_tools_name():
     same = part(ToolPart, call_id="c1", tool="variables", state="completed", input={},
                 output="df: DataFrame", time_start=1.0, time_end=1.082, title="variables")

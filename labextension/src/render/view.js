@@ -444,7 +444,7 @@ export class TurnView {
 }
 
 const ANSWER_WORDS = { once: "Allowed once", session: "Allowed for this session", deny: "Denied" };
-const WHO = { widget: "you, in the widget", user: "you", forge: "forge" };
+const WHO = { widget: "you, in the widget", panel: "you, in the side panel", user: "you", forge: "forge" };
 
 // "Denied by you, in the widget — not now", "Denied by rule python:*=deny", "Allowed once".
 function decisionText(d) {
