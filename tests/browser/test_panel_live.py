@@ -95,19 +95,31 @@ def test_a_forge_cell_turn_appears_live_in_the_panel_as_in_its_widget(page, lab,
     value = [o for o in nb.outputs(1) if o["output_type"] == "execute_result"]
     assert WORDS in value[0]["data"]["text/html"]
     assert turn.locator("[data-testid=status]").inner_text() == "Done"
+
+    # A page opened on a kernel that loaded forge before it: the panel opens the comm itself.
+    NotebookPage(page, lab, "panel_cell.ipynb").open()
+    panel = PanelPage(page).open()
+    panel.wait_state("attached")
+    assert panel.tid("panel-model").locator("option").first.inner_text() == "openai/fake-model (default)"
     assert not page.forge_errors
 
 
 def test_approvals_of_a_cell_and_of_a_panel_prompt_are_answered_in_the_panel(page, lab, script):
     script.add(Turn([tool_call("write_note", {"text": "hello"})]), Turn.text("Wrote it."),
                Turn([tool_call("write_note", {"text": "again"})]), Turn.text("Understood."))
-    lab.write_notebook("panel_approve.ipynb", [LOAD, NOTE_TOOL, forge_cell("Note hello.")])
+    probe = "from forge_jupyter.notebook.panel import HUB\nHUB.attached"
+    lab.write_notebook("panel_approve.ipynb", [LOAD, NOTE_TOOL, forge_cell("Note hello."), probe])
     nb = NotebookPage(page, lab, "panel_approve.ipynb").open()
-    panel = PanelPage(page).open()
-    for i in (0, 1):
+    for i in (0, 1, 3):
         nb.run_cell(i)
         nb.wait_idle(i)
+    # Until a person opens the panel, the kernel does not count on it to answer approvals.
+    assert nb.outputs(3)[0]["data"]["text/plain"] == "False"
+    panel = PanelPage(page).open()
     panel.wait_state("attached")
+    nb.run_cell(3)
+    nb.wait_idle(3)
+    assert nb.outputs(3)[0]["data"]["text/plain"] == "True"
     nb.run_cell(2)
     turn = panel.turns().first
     once = turn.locator("[data-testid=approve-once]")

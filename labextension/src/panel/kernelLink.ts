@@ -93,6 +93,19 @@ export class KernelLink {
     });
   }
 
+  /** The panel was shown: from now on a comm the kernel opens is answered with hello (the
+   * kernel counts a panel as attached — able to answer approvals — only after a hello). */
+  enable(): void {
+    if (this._enabled) {
+      return;
+    }
+    this._enabled = true;
+    if (this._helloDue && this._comm && !this._comm.isDisposed) {
+      this._helloDue = false;
+      this._comm.send({ type: 'hello' });
+    }
+  }
+
   send(data: Record<string, unknown>): void {
     const comm = this._comm;
     if (!comm || comm.isDisposed) {
@@ -172,8 +185,13 @@ export class KernelLink {
     this._adopt(comm);
     this._setState('connecting');
     await commReady(comm, kernel);
-    if (this._comm === comm && !comm.isDisposed) {
+    if (this._comm !== comm || comm.isDisposed) {
+      return;
+    }
+    if (this._enabled) {
       comm.send({ type: 'hello' });
+    } else {
+      this._helloDue = true; // kept, unattached, until the panel is first shown
     }
   }
 
@@ -209,6 +227,7 @@ export class KernelLink {
   private _dropComm(why: string): void {
     const comm = this._comm;
     this._comm = null;
+    this._helloDue = false;
     const was = this._state;
     this.info = null;
     if (comm && !comm.isDisposed) {
@@ -235,6 +254,8 @@ export class KernelLink {
   private _comm: Kernel.IComm | null = null;
   private _state: LinkState = 'no-kernel';
   private _lastHello = 0;
+  private _enabled = false;
+  private _helloDue = false;
 }
 
 /** Until the comm's messages go over its subshell (ipykernel 7: the kernel reads them while a

@@ -3,6 +3,7 @@
 // It follows the notebook tracker: each notebook has its KernelLink and LiveTurns, kept while
 // the notebook is open, and the chat shows the current one's.
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { Message } from '@lumino/messaging'; // (a dependency of @lumino/widgets)
 import { Widget } from '@lumino/widgets';
 
 import { h } from '../render/dom.js';
@@ -82,12 +83,31 @@ export class ForgePanel extends Widget {
     }
   }
 
+  /** Kernels learn of the panel once a person has opened it — not before: a kernel with a
+   * panel attached lets its runs wait for approvals answered there. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    if (this.shown) {
+      return;
+    }
+    this.shown = true;
+    for (const entry of this.links.values()) {
+      entry.link.enable();
+    }
+    if (this.current && this.current.link.state === 'unknown') {
+      void this.current.link.connect(); // forge loaded before this page: attach now
+    }
+  }
+
   // -- notebooks ----------------------------------------------------------------------------
 
   private track(nb: NotebookPanel): INotebookLink {
     let entry = this.links.get(nb);
     if (!entry) {
       const link = new KernelLink(nb.sessionContext);
+      if (this.shown) {
+        link.enable();
+      }
       entry = { link, turns: new LiveTurns(link) };
       this.links.set(nb, entry);
       const e = entry;
@@ -118,7 +138,7 @@ export class ForgePanel extends Widget {
     this.prompt.clearOutput();
     this.describe();
     this.refreshCosts();
-    if (entry && entry.link.state === 'unknown') {
+    if (this.shown && entry && entry.link.state === 'unknown') {
       void entry.link.connect(); // forge loaded before this page: attach now
     }
   }
@@ -128,7 +148,7 @@ export class ForgePanel extends Widget {
       return;
     }
     this.describe();
-    if (state === 'unknown') {
+    if (state === 'unknown' && this.shown) {
       void entry.link.connect(); // the notebook changed kernels
     } else if (state !== 'attached') {
       this.prompt.setInfo(null);
@@ -232,4 +252,5 @@ export class ForgePanel extends Widget {
   private readonly tabs: Tabs;
   private stick = true;
   private listed = false;
+  private shown = false;
 }
