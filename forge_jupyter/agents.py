@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import InvalidOption
 from .tools.permission import Rule
 
 PLAN_PROMPT = (
@@ -49,7 +50,9 @@ class AgentSet:
         try:
             return self.agents[name]
         except KeyError:
-            raise ValueError(f"no agent named {name!r}; known agents: {', '.join(sorted(self.agents))}") from None
+            # InvalidOption is a ValueError too; as a ForgeError a cell shows it as one line.
+            raise InvalidOption(f"no agent named {name!r}; known agents: "
+                                f"{', '.join(sorted(self.agents))}") from None
 
     def add(self, agent: Agent) -> Agent:
         self.agents[agent.name] = agent

@@ -343,7 +343,9 @@ def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
 
 def test_a_panel_prompt_that_cannot_run_says_why_in_its_own_output(kernel, server, panel):
     r = kernel.run("%%forge --panel -a nosuch\nHello", store_history=False)
-    assert r.status == "error" and "no agent named 'nosuch'" in r.error["evalue"]
+    # One line saying what to do (IPython prints a UsageError as such), not a traceback.
+    assert r.status == "error" and "UsageError: no agent named 'nosuch'" in r.stderr, r
+    assert "Traceback" not in r.stderr
     start, _batches, _end = one_turn(kernel.received[panel])  # it began and ended
     assert start["origin"] == "panel"
     assert kernel.run("1 + 1").results[0]["text/plain"] == "2"
