@@ -91,6 +91,7 @@ export class ForgePanel extends Widget {
       return;
     }
     this.shown = true;
+    this.refreshCosts();
     for (const entry of this.links.values()) {
       entry.link.enable();
     }
@@ -190,6 +191,9 @@ export class ForgePanel extends Widget {
   }
 
   private refreshCosts(): void {
+    if (!this.shown) {
+      return; // read when the panel is first shown
+    }
     const info = this.current?.link.info;
     void this.costs.refresh(info?.session_id ?? '', info?.notebook ?? '');
   }
