@@ -59,9 +59,17 @@ class Kernel:
                 result.error = content
             elif kind == "status" and content["execution_state"] == "idle":
                 break
-        reply = self.kc.get_shell_msg(timeout=timeout)
-        result.status = reply["content"]["status"]
+        result.status = self.reply(msg_id, timeout)["content"]["status"]
         return result
+
+    def reply(self, msg_id: str, timeout: float = 30) -> dict[str, Any]:
+        """The shell reply to ``msg_id``. Others are skipped: under load ``wait_for_ready``
+        sends a second kernel_info_request, whose late reply would otherwise be read as the
+        reply to whatever is asked next."""
+        while True:
+            reply = self.kc.get_shell_msg(timeout=timeout)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return reply
 
     def close(self) -> None:
         self.kc.stop_channels()
