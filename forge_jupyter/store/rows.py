@@ -5,9 +5,10 @@ its rows into a scratch DuckDB of the same schema (memory_sql.py). Timestamps cr
 ``TIMESTAMPTZ`` one way and as epoch microseconds the other (``epoch_us`` in the SELECTs):
 a float of seconds round-trips exactly through both.
 
-Messages are read in bulk: DuckDB writes each one as the JSON object ``Message`` validates
-from, its parts' stored JSON spliced in (``MESSAGE_JSON``), and pydantic's core validates a
-whole page of them in one call (``messages_from_json``) — no Python per row or per part.
+Messages are read from their typed columns without a second validation (trusted.py). A row
+those checks refuse is read as before: DuckDB writes each message as the JSON object
+``Message`` validates from, its parts' stored JSON spliced in (``message_json``), and pydantic
+validates a page of them in one call (``messages_from_json``), raising what it finds wrong.
 """
 
 from __future__ import annotations
