@@ -16,9 +16,18 @@ from typing import Any
 
 from ..errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
 from ..model import Event, Message, Part, SessionInfo
-from .base import DEFAULT_TENANT, PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
+from .base import (
+    DEFAULT_TENANT,
+    PAGE_SIZE,
+    Page,
+    Store,
+    collector_paused,
+    decode_cursor,
+    encode_cursor,
+)
 from .ops import Op, PutEvent, batch_ids
 from .plan import MessageState, PartState, SessionState, WriteState, plan_write
+from .trusted import with_parts
 
 
 @dataclass
@@ -64,7 +73,7 @@ class MemoryStore(Store):
 
     def _with_parts(self, message: Message) -> Message:
         ids = self.db.parts_by_message.get(message.id, [])
-        return message.model_copy(update={"parts": [self.db.parts[i][1] for i in ids]})
+        return with_parts(message, [self.db.parts[i][1] for i in ids])
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -264,7 +273,8 @@ class MemoryStore(Store):
             ids = pointers[start : start + limit]
             items = [self.db.messages[m][1] for m in ids]
             if with_parts:
-                items = [self._with_parts(m) for m in items]
+                with collector_paused():  # a page of new objects, none in a cycle (base.py)
+                    items = [self._with_parts(m) for m in items]
             nxt = start + len(ids)
             return Page(items, encode_cursor(nxt) if nxt < len(pointers) else None)
 
