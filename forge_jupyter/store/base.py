@@ -240,10 +240,12 @@ class Store(ABC):
             cursor = page.next_cursor
 
     def read_timeline(self, session_id: str) -> list[Message]:
-        """Every message of the session with its parts, oldest first, read at once: pages of
-        5,000 with the store held open between them and the cycle collector paused."""
+        """Every message of the session with its parts, oldest first, read at once: one page
+        as long as the timeline (a backend reads each table once for it, not once per page),
+        with the store held and the cycle collector paused."""
         with self.hold(), collector_paused():
-            return list(self.iter_timeline(session_id, page_size=5000))
+            length = self.timeline_length(session_id)
+            return list(self.iter_timeline(session_id, page_size=max(length, 1)))
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
