@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, SessionDeleted
 from ..model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
+from .base import collector_paused
 from .rows import (
     SESSION_SELECT,
     event_from_row,
@@ -110,20 +111,22 @@ def messages_by_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ids: list[str
         return []
     wanted = sorted(set(ids))
     message_where, params = _where_in("message", "id", wanted, tenant_id)
-    try:
-        result = con.execute(f"SELECT {MESSAGE_SELECT} FROM message t WHERE {message_where}",
-                             params)
-        check_description(result.description)
-        rows = result.fetchall()
-        found_parts = None
-        if parts:
-            part_where, part_params = _where_in("part", "message_id", wanted, tenant_id)
-            found_parts = parts_by_message(con.execute(
-                f"SELECT t.message_id, t.data FROM part t WHERE {part_where} "
-                "ORDER BY t.message_id, t.id", part_params).fetchall())
-        found = messages_from_rows(rows, found_parts)
-    except Untrusted:
-        return _validated_messages(con, tenant_id, ids, wanted, parts=parts)
+    # the collector paused from the first row fetched to the last object built (base.py)
+    with collector_paused():
+        try:
+            result = con.execute(
+                f"SELECT {MESSAGE_SELECT} FROM message t WHERE {message_where}", params)
+            check_description(result.description)
+            rows = result.fetchall()
+            found_parts = None
+            if parts:
+                part_where, part_params = _where_in("part", "message_id", wanted, tenant_id)
+                found_parts = parts_by_message(con.execute(
+                    f"SELECT t.message_id, t.data FROM part t WHERE {part_where} "
+                    "ORDER BY t.message_id, t.id", part_params).fetchall())
+            found = messages_from_rows(rows, found_parts)
+        except Untrusted:
+            return _validated_messages(con, tenant_id, ids, wanted, parts=parts)
     if len(wanted) == len(ids):
         return [found[i] for i in ids if i in found]
     # an id named again gets an object of its own, as it did when each was validated

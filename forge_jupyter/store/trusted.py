@@ -30,7 +30,6 @@ from typing import Any, get_args
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from ..model import ErrorInfo, Message, Part, Tokens
-from .base import collector_paused
 
 _new = object.__new__
 _set = object.__setattr__
@@ -114,38 +113,37 @@ def messages_from_rows(rows: Iterable[Sequence[Any]],
     # The loop is the cost of a long read: one ``_built`` inlined, locals bound.
     new, set_, message_cls, tokens_cls, token_fields = _new, _set, Message, Tokens, _TOKEN_FIELDS
     try:
-        with collector_paused():
-            for (id_, session_id, role, parent_id, agent, model, provider, status, finish,
-                 summary, error_type, error_message, t_in, t_out, t_reasoning, t_read, t_write,
-                 t_estimated, cost, created_at, completed_at, origin, metadata,
-                 suspect) in rows:
-                if suspect:
-                    raise Untrusted(f"message {id_!r}: a column holds what the model refuses")
-                tokens = new(tokens_cls)
-                set_(tokens, "__dict__", {
-                    "input": t_in, "output": t_out, "reasoning": t_reasoning,
-                    "cache_read": t_read, "cache_write": t_write, "estimated": t_estimated})
-                set_(tokens, "__pydantic_fields_set__", token_fields.copy())
-                set_(tokens, "__pydantic_extra__", None)
-                set_(tokens, "__pydantic_private__", None)
-                message = new(message_cls)
-                set_(message, "__dict__", {
-                    "id": id_, "session_id": session_id, "role": role, "parent_id": parent_id,
-                    "agent": agent, "model": model, "provider": provider, "status": status,
-                    "finish": finish, "summary": summary,
-                    "error": None if error_type is None else _built(
-                        ErrorInfo, {"type": error_type, "message": error_message}, _ERROR_FIELDS),
-                    "tokens": tokens, "cost": cost, "created_at": created_at,
-                    "completed_at": completed_at,
-                    "origin": None if origin is None else _JSON_OBJECT_OR_NULL.validate_json(origin),
-                    "metadata": {} if metadata is None or metadata == "{}"
-                    else _JSON_OBJECT.validate_json(metadata),
-                    "parts": found.get(id_) or [],
-                })
-                set_(message, "__pydantic_fields_set__", fields.copy())
-                set_(message, "__pydantic_extra__", None)
-                set_(message, "__pydantic_private__", None)
-                out[id_] = message
+        for (id_, session_id, role, parent_id, agent, model, provider, status, finish,
+             summary, error_type, error_message, t_in, t_out, t_reasoning, t_read, t_write,
+             t_estimated, cost, created_at, completed_at, origin, metadata,
+             suspect) in rows:
+            if suspect:
+                raise Untrusted(f"message {id_!r}: a column holds what the model refuses")
+            tokens = new(tokens_cls)
+            set_(tokens, "__dict__", {
+                "input": t_in, "output": t_out, "reasoning": t_reasoning,
+                "cache_read": t_read, "cache_write": t_write, "estimated": t_estimated})
+            set_(tokens, "__pydantic_fields_set__", token_fields.copy())
+            set_(tokens, "__pydantic_extra__", None)
+            set_(tokens, "__pydantic_private__", None)
+            message = new(message_cls)
+            set_(message, "__dict__", {
+                "id": id_, "session_id": session_id, "role": role, "parent_id": parent_id,
+                "agent": agent, "model": model, "provider": provider, "status": status,
+                "finish": finish, "summary": summary,
+                "error": None if error_type is None else _built(
+                    ErrorInfo, {"type": error_type, "message": error_message}, _ERROR_FIELDS),
+                "tokens": tokens, "cost": cost, "created_at": created_at,
+                "completed_at": completed_at,
+                "origin": None if origin is None else _JSON_OBJECT_OR_NULL.validate_json(origin),
+                "metadata": {} if metadata is None or metadata == "{}"
+                else _JSON_OBJECT.validate_json(metadata),
+                "parts": found.get(id_) or [],
+            })
+            set_(message, "__pydantic_fields_set__", fields.copy())
+            set_(message, "__pydantic_extra__", None)
+            set_(message, "__pydantic_private__", None)
+            out[id_] = message
     except ValidationError as error:  # a JSON column that is not an object
         raise Untrusted(str(error)) from error
     return out
@@ -156,16 +154,15 @@ def parts_by_message(rows: Sequence[tuple[str, str]]) -> dict[str, list[Part]]:
     page at a time; a part is its row's (the column's ``message_id``, not the JSON's)."""
     out: dict[str, list[Part]] = {}
     try:
-        with collector_paused():
-            for start in range(0, len(rows), _PARTS_PER_CALL):
-                page = rows[start:start + _PARTS_PER_CALL]
-                parts = _PARTS.validate_json("[" + ",".join([r[1] for r in page]) + "]")
-                for (message_id, _), part in zip(page, parts, strict=True):
-                    found = out.get(message_id)
-                    if found is None:
-                        out[message_id] = [part]
-                    else:
-                        found.append(part)
+        for start in range(0, len(rows), _PARTS_PER_CALL):
+            page = rows[start:start + _PARTS_PER_CALL]
+            parts = _PARTS.validate_json("[" + ",".join([r[1] for r in page]) + "]")
+            for (message_id, _), part in zip(page, parts, strict=True):
+                found = out.get(message_id)
+                if found is None:
+                    out[message_id] = [part]
+                else:
+                    found.append(part)
     except ValidationError as error:
         raise Untrusted(str(error)) from error
     return out
