@@ -6,12 +6,16 @@ in WAL mode (synchronous=FULL, so a commit is as durable as DuckDB's; same valid
 ``plan_write``; one long-lived connection per process, which is how SQLite is used).
 
 Reads: the whole timeline of a 50,000-message session (3 parts each) as ``Session.messages()``
-reads it (``store.read_timeline``: pages whose rows DuckDB writes as JSON and pydantic validates
-in one call each, the cycle collector paused), beside the way it was read before (a Message
-built per row, ``part_from_json`` per part, pages of 500 — kept here as the baseline); the
-same pages through ``iter_timeline``, with and without ``store.hold()``; one page of 100.
+reads it (``store.read_timeline``: one page, the message rows' typed columns built into models
+without a second validation, the parts' JSON validated by pydantic a page per call —
+store/trusted.py), beside the two ways it was read before: DuckDB writing each message as JSON
+for pydantic to validate, in pages of 5,000 (``rows.message_json``, kept as the store's path for
+rows it does not trust), and a Message built per row with ``part_from_json`` per part. Each is
+run ``--rounds`` times, alternated (the machine is shared): best and median, and the load. The
+same for the memory backend (``model_copy`` per message before); ``iter_timeline`` pages, with
+and without ``store.hold()``; one page of 100.
 
-    python benchmarks/bench_store.py [--messages 50000] [--reads-only]
+    python benchmarks/bench_store.py [--messages 50000] [--rounds 5] [--reads-only]
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -38,7 +43,10 @@ from forge_jupyter.model import (
     now,
     part_from_json,
 )
+from forge_jupyter.store import duckdb_reads
+from forge_jupyter.store.base import collector_paused
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.memory import MemoryStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.plan import MessageState, PartState, SessionState, WriteState, plan_write
 
@@ -167,7 +175,41 @@ def bench_writes(folder: Path) -> None:
 # ------------------------------------------------------------------------------------ reads
 
 
-def bench_reads(folder: Path, count: int) -> None:
+def _session_ops(session_id: str, first: int, stop: int) -> list:
+    ops: list = []
+    for i in range(first, stop):
+        m = Message(session_id=session_id, role="user" if i % 2 == 0 else "assistant",
+                    status="completed", completed_at=now())
+        ops += [
+            PutMessage(m), PutPart(StepStartPart(session_id=session_id, message_id=m.id)),
+            PutPart(TextPart(session_id=session_id, message_id=m.id, text=TEXT,
+                             time_start=now(), time_end=now())),
+            PutPart(StepFinishPart(session_id=session_id, message_id=m.id,
+                                   tokens=Tokens(input=1200, output=80), cost=0.001)),
+            AppendMessage(session_id, m.id),
+        ]
+    return ops
+
+
+def _compare(reads: dict, count: int, rounds: int) -> dict[str, float]:
+    """Each read ``rounds`` times, alternated; prints best and median, returns the bests."""
+    first = list(reads.values())
+    expected = first[-1]()
+    for read in first[:-1]:
+        assert read() == expected  # the same messages, however read
+    del expected
+    times: dict[str, list[float]] = {label: [] for label in reads}
+    for _ in range(rounds):
+        for label, read in reads.items():
+            times[label].append(_timed_read(read, count))
+    for label, took in times.items():
+        best, median = min(took), statistics.median(took)
+        print(f"  {label:<34}: best {best * 1e3:6,.0f} ms = {count / best:>8,.0f} messages/s,"
+              f" median {median * 1e3:6,.0f} ms = {count / median:>8,.0f} messages/s")
+    return {label: min(took) for label, took in times.items()}
+
+
+def bench_reads(folder: Path, count: int, rounds: int) -> None:
     print(f"\n## Reads: a {count:,}-message session, 3 parts per message\n")
     store = DuckDBStore(folder / "read.duckdb")
     session = store.create_session(SessionInfo(name="long"))
@@ -175,36 +217,36 @@ def bench_reads(folder: Path, count: int) -> None:
     rows = 0
     with store.hold():
         for first in range(0, count, 2000):
-            ops: list = []
-            for i in range(first, min(count, first + 2000)):
-                m = Message(session_id=session.id, role="user" if i % 2 == 0 else "assistant",
-                            status="completed", completed_at=now())
-                ops += [
-                    PutMessage(m), PutPart(StepStartPart(session_id=session.id, message_id=m.id)),
-                    PutPart(TextPart(session_id=session.id, message_id=m.id, text=TEXT,
-                                     time_start=now(), time_end=now())),
-                    PutPart(StepFinishPart(session_id=session.id, message_id=m.id,
-                                           tokens=Tokens(input=1200, output=80), cost=0.001)),
-                    AppendMessage(session.id, m.id),
-                ]
+            ops = _session_ops(session.id, first, min(count, first + 2000))
             store.write(ops)
             rows += len(ops)
     load = time.perf_counter() - t
     print(f"bulk load (batches of 2,000 messages, held): {rows:,} rows in {load:.1f} s "
           f"= {rows / load:,.0f} rows/s")
-    figures: dict[str, float] = {}
 
-    reads = {"row by row (before)": lambda: _row_by_row(store, session.id),
-             "read_timeline (now)": lambda: store.read_timeline(session.id)}
-    assert reads["row by row (before)"]() == reads["read_timeline (now)"]()  # the same messages
-    for _ in range(3):  # alternated, the best of three each: the machine's load moves
-        for label, read in reads.items():
-            figures[label] = min(figures.get(label, float("inf")), _timed_read(read, count))
-    for label, best in figures.items():
-        print(f"full timeline, {label:<21}: {best * 1e3:8,.0f} ms = {count / best:>9,.0f} "
-              "messages/s")
-    before, after = figures["row by row (before)"], figures["read_timeline (now)"]
-    print(f"  -> {before / after:.1f}x faster (target: 100,000 messages/s)")
+    print(f"load average before: {_load()}")
+    print(f"\nfull timeline, DuckDB ({rounds} rounds, alternated):")
+    figures = _compare({
+        "row by row (two versions ago)": lambda: _row_by_row(store, session.id),
+        "validated JSON pages (before)": lambda: _validated_pages(store, session.id),
+        "read_timeline (now)": lambda: store.read_timeline(session.id),
+    }, count, rounds)
+    before, after = figures["validated JSON pages (before)"], figures["read_timeline (now)"]
+    print(f"  -> {before / after:.2f}x faster than before, best against best "
+          "(target: 100,000 messages/s)")
+
+    memory = MemoryStore()
+    mem_session = memory.create_session(SessionInfo(name="long"))
+    for first in range(0, count, 2000):
+        memory.write(_session_ops(mem_session.id, first, min(count, first + 2000)))
+    print(f"\nfull timeline, memory ({rounds} rounds, alternated):")
+    figures = _compare({
+        "model_copy per message (before)": lambda: _memory_before(memory, mem_session.id),
+        "read_timeline (now)": lambda: memory.read_timeline(mem_session.id),
+    }, count, rounds)
+    before, after = figures["model_copy per message (before)"], figures["read_timeline (now)"]
+    print(f"  -> {before / after:.2f}x faster than before, best against best")
+    print(f"load average after: {_load()}\n")
 
     for page_size in (500, 2000):
         t = time.perf_counter()
@@ -241,6 +283,38 @@ def _timed_read(read, count: int) -> float:
     took = time.perf_counter() - t
     assert len(messages) == count
     return took
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} cores)"
+
+
+def _validated_pages(store: DuckDBStore, session_id: str, page_size: int = 5000) -> list[Message]:
+    """The read before this one: pages of 5,000, each message written as JSON by DuckDB and
+    validated by pydantic, the store held and the collector paused."""
+    out: list[Message] = []
+    with store.hold(), collector_paused():
+        for start in range(0, store.timeline_length(session_id), page_size):
+            with store.reading() as con:
+                ids = [r[0] for r in con.execute(
+                    "SELECT message_id FROM session_message WHERE tenant_id = ? "
+                    "AND session_id = ? AND pos >= ? AND pos < ? ORDER BY pos",
+                    [store.tenant_id, session_id, start, start + page_size]).fetchall()]
+                out += duckdb_reads._validated_messages(con, store.tenant_id, ids,
+                                                        sorted(set(ids)), parts=True)
+    return out
+
+
+def _memory_before(store: MemoryStore, session_id: str, page_size: int = 5000) -> list[Message]:
+    """The memory store's read before: pydantic's ``model_copy`` per message, pages of 5,000."""
+    db, out = store.db, []
+    with collector_paused():
+        pointers = db.timeline[session_id]
+        for start in range(0, len(pointers), page_size):
+            for mid in pointers[start:start + page_size]:
+                parts = [db.parts[i][1] for i in db.parts_by_message.get(mid, [])]
+                out.append(db.messages[mid][1].model_copy(update={"parts": parts}))
+    return out
 
 
 # The way a timeline was read before (the baseline of the figures above): each page's
@@ -296,6 +370,7 @@ def _row_by_row(store: DuckDBStore, session_id: str, page_size: int = 500) -> li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each read, alternated")
     parser.add_argument("--reads-only", action="store_true", help="skip the write figures")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -311,7 +386,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="forge-bench-") as folder:
         if not args.reads_only:
             bench_writes(Path(folder))
-        bench_reads(Path(folder), args.messages)
+        bench_reads(Path(folder), args.messages, args.rounds)
 
 
 if __name__ == "__main__":
