@@ -1,9 +1,14 @@
 """The read model of the REST API: the store's rows for one tenant, as JSON-ready dicts.
 
 The store is opened the way the kernels open it (store/duckdb_file.py): no handle is kept
-while idle; a request takes the file for the length of its page's reads (``store.hold()``)
-and gives it back, so a kernel writing the same file waits at most that long, and a reader
-waits its turn behind a writer (the lock queue, retried with backoff) instead of failing.
+while idle; each read of a page takes the file for one short transaction and gives it back
+(a page costs two or three), so a kernel writing the same file waits at most one of them,
+and a reader waits its turn behind a writer (the lock queue, retried with backoff) instead of
+failing. Not one ``store.hold()`` around the page: measured with four processes prompting
+while the API is read in a loop (benchmarks/bench_server_reader.py), the writers' p99 is
+set by the longest time the reader keeps the file, and a page's Python work (frames,
+validation) would count in it. Between two reads of a page a writer may commit; nothing a
+page shows depends on that (positions never move, a superseded message stays superseded).
 A store file that does not exist yet holds nothing: every list is empty, and no read
 creates it.
 
@@ -88,6 +93,9 @@ def _totals_sql() -> str:
             f"count(*) {f} AS {scope}_steps",
             f"count(*) {f} - count(cost) {f} AS {scope}_unpriced_steps",
         ]
+    # whether the session asked for is a live one of this tenant: its 404, in the same read
+    columns.append("(SELECT count(*) FROM session s WHERE s.id = ? AND s.deleted_at IS NULL) "
+                   "AS session_live")
     return (f"SELECT {', '.join(columns)} FROM (SELECT *, coalesce(session_id = ?, false) AS "
             "in_session, coalesce(notebook = ?, false) AS in_notebook, "
             "coalesce(created_at >= ?, false) AS in_today, true AS in_all FROM costs)")
@@ -134,8 +142,7 @@ class HistoryReader:
             where.append("(contains(lower(coalesce(s.title, '')), lower(?)) OR "
                          f"contains(lower(coalesce(s.name, '')), lower(?)) OR {_FOUND})")
             params += [q, q, q]
-        with store.hold():
-            page = self._rows(store, " AND ".join(where), [*params, limit + 1])
+        page = self._rows(store, " AND ".join(where), [*params, limit + 1])
         more = len(page) > limit
         page = page[:limit]
         last = page[-1] if page else None
@@ -147,10 +154,11 @@ class HistoryReader:
     def session(self, session_id: str) -> dict[str, Any]:
         """One live session with its cost totals and timeline length (NotFound otherwise)."""
         store = self._existing()
-        with store.hold():
-            store.get_session(session_id)  # NotFound for another tenant's, SessionDeleted
-            [(row, _)] = self._rows(store, "s.id = ? AND s.deleted_at IS NULL", [session_id, 1])
-            totals = self._totals(store, session_id, None, None)
+        found = self._rows(store, "s.id = ? AND s.deleted_at IS NULL", [session_id, 1])
+        if not found:  # of no one, of another tenant, deleted: one answer
+            raise NotFound(session_id)
+        [(row, _)] = found
+        totals = self._totals(store, session_id, None, None)
         return {"session": row, "totals": {**shapes.totals(totals, "session"),
                                            "messages": row["messages"]}}
 
@@ -179,17 +187,18 @@ class HistoryReader:
         from ..store.query import select
 
         store = self._existing()
-        with store.hold():
-            length = store.timeline_length(session_id)  # NotFound for another tenant's
+        page = store.timeline(session_id, cursor=str(start), limit=limit)  # NotFound: another
+        # tenant's, deleted, no one's
+        if not page.items and start > 0:
+            length = store.timeline_length(session_id)
             if start > length:
                 raise BadRequest(f"cursor {start} is past the end of this session's timeline "
                                  f"({length} messages); send the next_cursor of the page "
                                  "before, or leave cursor out for the first page")
-            page = store.timeline(session_id, cursor=str(start), limit=limit)
-            stop = start + len(page.items)
-            with store.reading() as con:
-                marks = select(con, _MARKS, [start, stop, session_id, start, stop],
-                               store.tenant_id).to_dict("records")
+        stop = start + len(page.items)
+        with store.reading() as con:
+            marks = select(con, _MARKS, [start, stop, session_id, start, stop],
+                           store.tenant_id).to_dict("records")
         flags = {int(r["pos"]): r for r in marks if r["on_page"]}
         messages = []
         for pos, message in enumerate(page.items, start):
@@ -212,10 +221,9 @@ class HistoryReader:
             empty = shapes.totals({}, "all")
             return {"session": None, "notebook": None if notebook is None else empty,
                     "today": empty, "all": empty}
-        with store.hold():
-            if session_id is not None:
-                store.get_session(session_id)  # NotFound for another tenant's
-            row = self._totals(store, session_id, notebook, since)
+        row = self._totals(store, session_id, notebook, since)
+        if session_id is not None and not row["session_live"]:
+            raise NotFound(session_id)  # of no one, of another tenant, deleted: one answer
         return {
             "session": None if session_id is None else shapes.totals(row, "session"),
             "notebook": None if notebook is None else shapes.totals(row, "notebook"),
@@ -228,7 +236,8 @@ class HistoryReader:
         from ..store.query import select
 
         with store.reading() as con:
-            frame = select(con, _TOTALS, [session_id, notebook, since], store.tenant_id)
+            frame = select(con, _TOTALS, [session_id, session_id, notebook, since],
+                           store.tenant_id)
         return frame.to_dict("records")[0]
 
     def _existing(self) -> DuckDBStore:

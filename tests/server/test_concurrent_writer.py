@@ -20,7 +20,7 @@ from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.testing import Turn
 
 WORKER = str(Path(__file__).with_name("prompt_worker.py"))
-PROMPTS = 25
+PROMPTS = 15
 pytestmark = pytest.mark.slow
 
 
