@@ -11,21 +11,33 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from tool_cells import NOTE_TOOL  # noqa: F401 - the browser tests import it from here
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 PANEL = "window.jupyterapp.shell.currentWidget"
 
-# A mutating tool (the build agent asks before each call), defined in a notebook cell.
-NOTE_TOOL = '''import forge_jupyter
-
-@forge_jupyter.tool(mutating=True)
-def write_note(text: str) -> str:
-    """Append a line to notes.txt."""
-    with open("notes.txt", "a") as f:
-        f.write(text + "\\n")
-    return f"wrote {text!r}"
-'''
+# JS declarations for the DOM audits of the record (test_record_xss) and of the panel
+# (panel_page): ``badUrl(tag, attr)`` names an attribute holding a URL whose scheme is not
+# http, https or mailto (an inline raster image aside), read as the DOM holds it;
+# ``badLinks(root)`` names the links whose href, as the browser resolves it, is none of those.
+URL_AUDIT = """
+    const URLS = ['href', 'src', 'action', 'formaction', 'xlink:href', 'srcdoc', 'data',
+        'background', 'poster', 'srcset', 'lowsrc', 'dynsrc', 'ping'];
+    const IMAGE = /^data:image\\/(png|jpeg|gif|webp);base64,/;
+    const badUrl = (tag, attr) => {
+        const name = attr.name.toLowerCase();
+        if (!URLS.includes(name)) return null;
+        const v = attr.value.replace(/[\\u0000-\\u0020]/g, '').toLowerCase();
+        const m = v.match(/^([a-z][a-z0-9+.-]*):/);
+        const image = tag === 'IMG' && name === 'src' && IMAGE.test(v);
+        return m && !['http', 'https', 'mailto'].includes(m[1]) && !image
+            ? `${tag} ${name}=${attr.value.slice(0, 80)}` : null;
+    };
+    const badLinks = (root) => [...root.querySelectorAll('a[href]')]
+        .filter((a) => !['http:', 'https:', 'mailto:'].includes(new URL(a.href).protocol))
+        .map((a) => 'a.href ' + a.href.slice(0, 80));
+"""
 
 
 def forge_cell(prompt: str, options: str = "") -> str:

@@ -26,6 +26,34 @@ class Result:
             str(r.get("text/plain", "")) for r in self.results)
 
 
+def collect(result: Result, msg: dict[str, Any]) -> bool:
+    """Add what one iopub message of a cell's run shows to ``result``; True when it is the
+    idle status that ends the run."""
+    kind, content = msg["msg_type"], msg["content"]
+    if kind == "stream":
+        if content["name"] == "stdout":
+            result.stdout += content["text"]
+        else:
+            result.stderr += content["text"]
+    elif kind == "execute_result":
+        result.results.append(content["data"])
+    elif kind in ("display_data", "update_display_data"):
+        result.displays.append(content["data"])
+    elif kind == "error":
+        result.error = content
+    return kind == "status" and content["execution_state"] == "idle"
+
+
+def shell_reply(kc: Any, msg_id: str, timeout: float = 30) -> dict[str, Any]:
+    """The shell reply to ``msg_id``. Others are skipped: under load ``wait_for_ready`` sends a
+    second kernel_info_request, whose late reply would otherwise be read as the reply to
+    whatever is asked next."""
+    while True:
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply
+
+
 class Kernel:
     def __init__(self, env: dict[str, str], cwd: str) -> None:
         self.km = KernelManager(kernel_name="python3")
@@ -43,33 +71,13 @@ class Kernel:
                 msg = self.kc.get_iopub_msg(timeout=timeout)
             except queue.Empty:
                 raise TimeoutError(f"no output for {timeout} s running:\n{code}") from None
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream":
-                if content["name"] == "stdout":
-                    result.stdout += content["text"]
-                else:
-                    result.stderr += content["text"]
-            elif kind == "execute_result":
-                result.results.append(content["data"])
-            elif kind in ("display_data", "update_display_data"):
-                result.displays.append(content["data"])
-            elif kind == "error":
-                result.error = content
-            elif kind == "status" and content["execution_state"] == "idle":
+            if msg["parent_header"].get("msg_id") == msg_id and collect(result, msg):
                 break
         result.status = self.reply(msg_id, timeout)["content"]["status"]
         return result
 
     def reply(self, msg_id: str, timeout: float = 30) -> dict[str, Any]:
-        """The shell reply to ``msg_id``. Others are skipped: under load ``wait_for_ready``
-        sends a second kernel_info_request, whose late reply would otherwise be read as the
-        reply to whatever is asked next."""
-        while True:
-            reply = self.kc.get_shell_msg(timeout=timeout)
-            if reply["parent_header"].get("msg_id") == msg_id:
-                return reply
+        return shell_reply(self.kc, msg_id, timeout)
 
     def close(self) -> None:
         self.kc.stop_channels()

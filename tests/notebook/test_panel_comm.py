@@ -16,21 +16,13 @@ from typing import Any
 
 import pytest
 from jupyter_client.manager import KernelManager
-from nb_kernel import Result
+from nb_kernel import Result, collect, shell_reply
+from tool_cells import NOTE_TOOL
 
 from forge_jupyter.model_choice import PROVIDER_DEFAULTS
 from forge_jupyter.testing import Turn, delay, text, tool_call
 
 TARGET = "forge.panel"
-NOTE_TOOL = '''import forge_jupyter
-
-@forge_jupyter.tool(mutating=True)
-def write_note(text: str) -> str:
-    """Append a line to notes.txt."""
-    with open("notes.txt", "a") as f:
-        f.write(text + "\\n")
-    return f"wrote {text!r}"
-'''
 XSS = ['<img src=x onerror=alert(1)>', '<script>alert("x")</script>',
        '[click](javascript:alert(1))', '<svg/onload=alert(1)>', '"><iframe srcdoc="<b>">']
 
@@ -121,25 +113,9 @@ class PanelKernel:
         msg_id = self.kc.execute(code, store_history=store_history)
         result = Result(status="?")
 
-        def done(msg: dict[str, Any]) -> bool:
-            if msg["parent_header"].get("msg_id") != msg_id:
-                return False
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream":
-                setattr(result, content["name"], getattr(result, content["name"]) + content["text"])
-            elif kind == "execute_result":
-                result.results.append(content["data"])
-            elif kind in ("display_data", "update_display_data"):
-                result.displays.append(content["data"])
-            elif kind == "error":
-                result.error = content
-            return kind == "status" and content["execution_state"] == "idle"
-
-        self.pump(done, timeout, on_comm)
-        reply = self.kc.get_shell_msg(timeout=timeout)
-        while reply["parent_header"].get("msg_id") != msg_id:
-            reply = self.kc.get_shell_msg(timeout=timeout)
-        result.status = reply["content"]["status"]
+        self.pump(lambda msg: msg["parent_header"].get("msg_id") == msg_id and collect(result, msg),
+                  timeout, on_comm)
+        result.status = shell_reply(self.kc, msg_id, timeout)["content"]["status"]
         return result
 
 
