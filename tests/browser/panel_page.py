@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from lab_helpers import ARTIFACTS
+from lab_helpers import ARTIFACTS, URL_AUDIT
 
 PANEL_ID = "forge-jupyter-panel"
 
@@ -15,15 +15,12 @@ PANEL_ID = "forge-jupyter-panel"
 # another scheme than http(s)/mailto (an inline raster image aside), and inside sanitized
 # Markdown (.forge-md) none of the form controls the panel itself uses. Read from the DOM,
 # attribute by attribute.
-AUDIT = """(root) => {
+AUDIT = """(root) => {""" + URL_AUDIT + """
     const bad = [];
     const NEVER = new Set(['SCRIPT', 'IFRAME', 'OBJECT', 'EMBED', 'STYLE', 'FORM', 'BASE',
         'META', 'LINK', 'FRAME', 'FRAMESET', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'MATH', 'APPLET',
         'AUDIO', 'VIDEO', 'DIALOG']);
     const CONTROLS = new Set(['INPUT', 'BUTTON', 'TEXTAREA', 'SELECT', 'OPTION']);
-    const URLS = ['href', 'src', 'action', 'formaction', 'xlink:href', 'srcdoc', 'data',
-        'background', 'poster', 'srcset', 'lowsrc', 'dynsrc', 'ping'];
-    const IMAGE = /^data:image\\/(png|jpeg|gif|webp);base64,/;
     for (const el of root.querySelectorAll('*')) {
         const tag = el.tagName.toUpperCase();
         if (NEVER.has(tag)) bad.push('element ' + tag);
@@ -36,19 +33,11 @@ AUDIT = """(root) => {
             const name = attr.name.toLowerCase();
             if (name.startsWith('on')) bad.push(`${tag} ${name}=${attr.value.slice(0, 60)}`);
             if (name === 'style' && el.closest('.forge-md')) bad.push(`${tag} style in Markdown`);
-            if (!URLS.includes(name)) continue;
-            const v = attr.value.replace(/[\\u0000-\\u0020]/g, '').toLowerCase();
-            const m = v.match(/^([a-z][a-z0-9+.-]*):/);
-            const image = tag === 'IMG' && name === 'src' && IMAGE.test(v);
-            if (m && !['http', 'https', 'mailto'].includes(m[1]) && !image)
-                bad.push(`${tag} ${name}=${attr.value.slice(0, 80)}`);
+            const url = badUrl(tag, attr);
+            if (url) bad.push(url);
         }
     }
-    for (const a of root.querySelectorAll('a[href]')) {
-        if (!['http:', 'https:', 'mailto:'].includes(new URL(a.href).protocol))
-            bad.push('a.href ' + a.href.slice(0, 80));
-    }
-    return bad;
+    return bad.concat(badLinks(root));
 }"""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from lab_helpers import NotebookPage
 from panel_page import PanelPage
+from tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
 from xss_corpus import ALL_VECTORS
 
 from forge_jupyter import Forge
@@ -171,20 +172,6 @@ def test_search_finds_an_old_session_and_its_history_shows_the_compaction(page, 
     assert body.locator("[data-testid=history-prompt]").count() == LONG // 2
     assert f"line {LONG - 1} of long-read" in body.locator("[data-testid=history-turn]").last.inner_text()
     assert not page.forge_errors
-
-
-TOOLS = '''import forge_jupyter
-
-@forge_jupyter.tool
-def echo(text: str) -> str:
-    """Say the text back."""
-    return text
-
-@forge_jupyter.tool
-def fail(text: str) -> str:
-    """Fail with the text as the reason."""
-    raise ValueError(text)
-'''
 
 
 def audited(panel: PanelPage, dialogs: list[str], where: str) -> None:

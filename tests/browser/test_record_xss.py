@@ -11,7 +11,8 @@ carry an event handler, a forbidden element, or a URL whose scheme is not http, 
 from __future__ import annotations
 
 import pytest
-from lab_helpers import NotebookPage
+from lab_helpers import URL_AUDIT, NotebookPage
+from tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
 from xss_corpus import ALL_VECTORS
 
 from forge_jupyter.testing import Turn, reasoning, text, tool_call
@@ -19,18 +20,6 @@ from forge_jupyter.testing import Turn, reasoning, text, tool_call
 pytestmark = pytest.mark.slow
 
 LOAD = "%load_ext forge_jupyter"
-TOOLS = '''import forge_jupyter
-
-@forge_jupyter.tool
-def echo(text: str) -> str:
-    """Say the text back."""
-    return text
-
-@forge_jupyter.tool
-def fail(text: str) -> str:
-    """Fail with the text as the reason."""
-    raise ValueError(text)
-'''
 
 # Sentinels beside the corpus's alert()s: each runs only if its markup survived.
 SENTINELS = "\n\n".join([
@@ -47,13 +36,10 @@ LEGIT = ("# Findings\n\nSee [the docs](https://example.com/docs).\n\n| col | n |
          "| region | 12 |\n\n```html\n<script>shown as code</script>\n```\n\nEnd of answer.")
 
 # Everything that cannot be in an output; MathML only as MathJax's own assistive copy.
-AUDIT = """(outputs) => {
+AUDIT = """(outputs) => {""" + URL_AUDIT + """
     const bad = [];
     const FORBIDDEN = new Set(['SCRIPT', 'IFRAME', 'OBJECT', 'EMBED', 'STYLE', 'FORM', 'BASE',
         'META', 'LINK', 'FRAME', 'FRAMESET', 'NOSCRIPT', 'TEMPLATE', 'INPUT', 'BUTTON', 'SVG']);
-    const URLS = ['href', 'src', 'action', 'formaction', 'xlink:href', 'srcdoc', 'data',
-        'background', 'poster', 'srcset', 'lowsrc', 'dynsrc', 'ping'];
-    const IMAGE = /^data:image\\/(png|jpeg|gif|webp);base64,/;
     for (const out of outputs) {
         for (const el of out.querySelectorAll('*')) {
             const tag = el.tagName.toUpperCase();
@@ -62,18 +48,11 @@ AUDIT = """(outputs) => {
             for (const attr of el.attributes) {
                 const name = attr.name.toLowerCase();
                 if (name.startsWith('on')) bad.push(`${tag} ${name}=${attr.value}`);
-                if (!URLS.includes(name)) continue;
-                const v = attr.value.replace(/[\\u0000-\\u0020]/g, '').toLowerCase();
-                const m = v.match(/^([a-z][a-z0-9+.-]*):/);
-                const image = tag === 'IMG' && name === 'src' && IMAGE.test(v);
-                if (m && !['http', 'https', 'mailto'].includes(m[1]) && !image)
-                    bad.push(`${tag} ${name}=${attr.value.slice(0, 80)}`);
+                const url = badUrl(tag, attr);
+                if (url) bad.push(url);
             }
         }
-        for (const a of out.querySelectorAll('a[href]')) {  // as the browser resolves it
-            if (!['http:', 'https:', 'mailto:'].includes(new URL(a.href).protocol))
-                bad.push('a.href ' + a.href.slice(0, 80));
-        }
+        bad.push(...badLinks(out));
     }
     return bad;
 }"""
