@@ -48,14 +48,32 @@ def _streaming_for(server, seconds: float) -> None:
     time.sleep(max(0.0, rec.responded_at + seconds - time.monotonic()))
 
 
+def _checkpointed_text(db: Path) -> str:
+    """The text of the newest assistant message as the file holds it now (a checkpoint)."""
+    store = DuckDBStore(db)
+    try:
+        for info in store.list_sessions().items:
+            answers = [m for m in store.read_timeline(info.id) if m.role == "assistant"]
+            if answers:
+                return answers[-1].text
+        return ""
+    except Exception:  # the file being created by the child: not yet
+        return ""
+    finally:
+        store.close()
+
+
 def test_a_killed_runner_keeps_its_checkpointed_text_and_its_lease_is_taken_over_at_once(
         make_forge, server, tmp_path):
-    streamed = "".join(f"word{i} " for i in range(400))  # ~3,600 characters over ~2.4 s
-    server.add(Turn([text(streamed, chunk=15)], chunk_delay=0.01))
+    streamed = "".join(f"word{i} " for i in range(400))  # ~3,600 characters over ~4.8 s
+    server.add(Turn([text(streamed, chunk=15)], chunk_delay=0.02))
     db = tmp_path / "forge.duckdb"
     child = _start(db, server)
     try:
-        _streaming_for(server, 1.6)  # past the first checkpoint (1 s), before the end
+        # Killed once a checkpoint holding 500+ characters is in the file, before the end (not
+        # at a fixed time: on a loaded machine the child may not have written one yet).
+        _streaming_for(server, 1.0)
+        _until(lambda: len(_checkpointed_text(db)) >= 500, what="a checkpoint of 500 characters")
         os.kill(child.pid, signal.SIGKILL)
         # Not reaped: the dead runner stays a zombie, whose pid still answers os.kill(pid, 0).
         # (SIGKILL is delivered asynchronously: wait until the process has actually died.)
