@@ -97,6 +97,23 @@ class HistoryAsData:
         return Session(self, export.import_session(self.store, path, name=name,  # type: ignore[arg-type]
                                                    new_ids=new_ids))
 
+    def copy_to(self, dst: str | os.PathLike[str] | Store, sessions: Iterable[Any] | None = None, *,
+                tenant: str | None = None) -> Any:  # copy.CopyReport
+        """Copy sessions (all live ones, or these: ids, names or Sessions) into another store —
+        a DuckDB path, a postgresql:// DSN or a Store — verified row for row; never overwrites
+        (see copy.py). ``tenant``: the destination's (default: this Forge's)."""
+        from .copy import copy_sessions
+        from .forge import open_store
+
+        self.flush()
+        wanted = None if sessions is None else [getattr(s, "id", s) for s in sessions]
+        target = open_store(dst, tenant=tenant or self.store.tenant_id)
+        try:
+            return copy_sessions(self.store, target, wanted)
+        finally:
+            if target is not dst:
+                target.close()
+
     def export_parquet(self, view: str, path: str | os.PathLike[str]) -> Path:
         """Write one of the views (docs/schema.md) to a Parquet file, atomically."""
         from . import export
