@@ -186,6 +186,75 @@ def build(path: Path) -> DuckDBStore:
     return store
 
 
+# ------------------------------------------------------------------------------ PostgreSQL
+
+POSTGRES = """\
+## PostgreSQL
+
+A team's database — `Forge(db="postgresql://…")`, or `FORGE_DB` — holds the same tables,
+columns and views under the same schema versions, created and migrated by the package. The
+DataFrames and `forge.sql` give the same column names and dtypes on both.
+
+### Tenancy: row-level security
+
+On PostgreSQL the database itself keeps tenants apart. Every tenant table (`session`,
+`message`, `part`, `session_message`, `event`) has row-level security enabled *and forced*,
+with one policy: a row is visible, and may be written, only when its `tenant_id` equals the
+connection's `forge.tenant` setting.
+
+```sql
+ALTER TABLE message ENABLE ROW LEVEL SECURITY;
+ALTER TABLE message FORCE ROW LEVEL SECURITY;  -- the owner is bound too
+CREATE POLICY tenant_rows ON message
+  USING      (tenant_id = nullif(current_setting('forge.tenant', true), ''))
+  WITH CHECK (tenant_id = nullif(current_setting('forge.tenant', true), ''));
+```
+
+The store sets `forge.tenant` for each transaction it opens; a connection where it is unset,
+`RESET` or empty sees no row and can write none. The tenant comes from `Forge(tenant=…)` /
+`FORGE_TENANT`, or from `JUPYTERHUB_USER` under JupyterHub.
+
+### Roles a DBA sets up
+
+| role | what it is for | attributes |
+|---|---|---|
+| owner (`forge_owner`) | owns the database, the tables and the policies; runs the migrations | `NOSUPERUSER NOBYPASSRLS` |
+| application (`forge_app`) | what every kernel connects as | `NOSUPERUSER NOBYPASSRLS NOINHERIT`, owns nothing, member of no role; `SELECT, INSERT, UPDATE, DELETE` on the tenant tables, `SELECT` on `forge_schema` |
+
+Why each attribute: a superuser or a `BYPASSRLS` role skips every policy; a table's owner
+can `ALTER TABLE … DISABLE ROW LEVEL SECURITY` or `DROP POLICY`; membership in such a role
+would let `SET ROLE` reach it. So the kernels never connect as the owner, and a query that
+forgot its tenant, or SQL a person or the model wrote through `forge.sql`, still sees one
+tenant's rows.
+
+```sql
+CREATE ROLE forge_owner LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS;
+CREATE ROLE forge_app   LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS NOINHERIT;
+CREATE DATABASE forge OWNER forge_owner;
+REVOKE ALL ON DATABASE forge FROM PUBLIC;
+GRANT CONNECT ON DATABASE forge TO forge_app;
+```
+
+Then, as the owner, create (or upgrade) the schema and grant the application role its rows:
+
+```
+python -m forge_jupyter.store.postgres_schema postgresql://forge_owner@db-host/forge forge_app
+```
+
+and every kernel uses `Forge(db="postgresql://forge_app@db-host/forge")`, the password in
+`~/.pgpass` or `PGPASSWORD` rather than in the URL.
+
+### Moving history between stores
+
+`forge-jupyter copy SRC DST [--session ID …]` (or `forge.copy_to(dst)`) copies sessions
+between any two stores — a DuckDB file, a PostgreSQL DSN — keeping every id, time, message,
+part, timeline position and event, and reads each copied session back to compare it row for
+row. It never overwrites: a session id, name, message or part id already in the destination
+stops the copy before anything is written. A fork is copied together with the session it was
+forked from (it shares that session's first messages).
+"""
+
+
 # ------------------------------------------------------------------------------ the page
 
 
@@ -239,7 +308,8 @@ Every forge-jupyter database (schema version {LATEST}) holds the raw tables belo
 them, documented views: the same SQL on every backend (the memory store runs it on an
 in-memory DuckDB copy of its rows). Query them with `forge.sql("SELECT …")` or
 `%forge sql SELECT …` (one read-only SELECT; a writing statement is refused), or open the
-file in any DuckDB client.
+file in any DuckDB client. A PostgreSQL database holds the same tables and views, its
+tenants kept apart by row-level security ([PostgreSQL](#postgresql) below).
 
 Every table and view carries a `tenant_id` column (left out of the column lists below).
 Through `forge.sql` each table and view name stands for your tenant's rows only; in a plain
@@ -249,7 +319,7 @@ generator: one session, two turns, a manual compaction that keeps the last turn,
 turn."""
     tables = [_section(store, name, *TABLES[name]) for name in TABLES]
     views = [_section(store, v.name, v.description, v.example) for v in VIEWS]
-    return "\n\n".join([intro, "## Tables", *tables, "## Views", *views]) + "\n"
+    return "\n\n".join([intro, "## Tables", *tables, "## Views", *views, POSTGRES.rstrip()]) + "\n"
 
 
 def generate() -> str:
