@@ -22,7 +22,7 @@ from ..model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo
 from . import duckdb_reads as reads
 from . import duckdb_writes as writes
 from .base import PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
-from .ops import Op, PutEvent
+from .ops import Op, PutEvent, batch_ids
 from .rows import json_text, timestamp
 
 
@@ -33,6 +33,10 @@ class SQLStore(Store):
     def _tx(self) -> AbstractContextManager[Any]:
         """One transaction (nested calls join the outer one), yielding a connection whose
         ``execute(sql, params)`` takes ``?`` placeholders."""
+
+    def _lock_sessions(self, con: Any, session_ids: set[str]) -> None:  # noqa: B027
+        """Serialize the writers of these sessions until the transaction ends (a no-op where
+        the transaction already holds the whole database, as DuckDB's does)."""
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -45,6 +49,7 @@ class SQLStore(Store):
         with self._tx() as con:
             writes.insert_session(con, self.tenant_id, info)
             if ops:
+                self._lock_sessions(con, batch_ids(ops).sessions)
                 writes.write_batch(con, self.tenant_id, list(ops), time.time())
             return info
 
@@ -88,6 +93,7 @@ class SQLStore(Store):
 
     def delete_session(self, session_id: str) -> None:
         with self._tx() as con:
+            self._lock_sessions(con, {session_id})
             reads.session_flags(con, self.tenant_id, session_id)
             writes.delete_session_rows(con, self.tenant_id, session_id, time.time())
 
@@ -118,6 +124,7 @@ class SQLStore(Store):
         if not ops:
             return
         with self._tx() as con:
+            self._lock_sessions(con, batch_ids(ops).sessions)
             writes.write_batch(con, self.tenant_id, ops, time.time())
 
     # -- reads ----------------------------------------------------------------------------
