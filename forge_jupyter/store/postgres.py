@@ -25,7 +25,6 @@ missing or out of date (the DBA runs the migration as the owner).
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,11 +39,17 @@ from ..errors import DuplicateId, ForgeError, StoreUnavailable, StoreUnreadable
 from . import duckdb_reads as reads
 from .base import DEFAULT_TENANT
 from .postgres_con import PgConnection, prepare
-from .postgres_schema import LATEST, TENANT_SETTING, schema_version, too_new
+from .postgres_schema import (  # noqa: F401 - is_postgres_url, tenant_for: re-exported
+    LATEST,
+    TENANT_SETTING,
+    is_postgres_url,
+    schema_version,
+    tenant_for,
+    too_new,
+)
 from .schema import TENANT_TABLES
 from .sql_store import SQLStore
 
-URL_SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_POOL_SIZE = 4
 DEFAULT_STATEMENT_TIMEOUT = 30.0
 _SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, true)"
@@ -55,16 +60,6 @@ _MIGRATE_HINT = ("A DBA creates or upgrades it as the tables' owner: "
 
 class UnsafeRole(ForgeError):
     """The store's login role could read past the row-level security policies."""
-
-
-def is_postgres_url(value: object) -> bool:
-    return isinstance(value, str) and value.strip().lower().startswith(URL_SCHEMES)
-
-
-def tenant_for(configured: str | None) -> str:
-    """The tenant of a PostgreSQL store: the configured one, else the JupyterHub user the
-    kernel runs for (``JUPYTERHUB_USER``), else ``default``."""
-    return configured or os.environ.get("JUPYTERHUB_USER") or DEFAULT_TENANT
 
 
 def describe(dsn: str) -> str:

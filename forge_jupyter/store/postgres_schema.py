@@ -27,18 +27,50 @@ How a DBA sets it up (once; the tests do exactly this in their throwaway cluster
 
 and every kernel sets ``Forge.db = "postgresql://forge_app@host/forge"`` (the password in
 ``~/.pgpass`` or ``PGPASSWORD``, not in the URL).
+
+One shared application role keeps tenants apart from every query the package sends, but SQL
+run on its connections can change the ``forge.tenant`` setting like any setting. Where users
+must be kept apart from each other's SQL (JupyterHub: code in a kernel can send any SQL), give
+each user a login role of their own and pin it to its tenant, as the owner::
+
+    CREATE ROLE forge_alice LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS NOINHERIT;
+    GRANT CONNECT ON DATABASE forge TO forge_alice;
+    INSERT INTO forge_tenant_role VALUES ('forge_alice', 'alice');   -- may act for 'alice' only
+    python -m forge_jupyter.store.postgres_schema postgresql://forge_owner@host/forge forge_alice
+
+A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
+``session_user``, which ``SET ROLE`` does not change).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaTooNew, StoreUnreadable
+from .base import DEFAULT_TENANT
 from .schema import LATEST, TENANT_TABLES, Migration
 
 if TYPE_CHECKING:
     import psycopg
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(value: object) -> bool:
+    """``Forge.db`` / ``FORGE_DB`` names a PostgreSQL database (not a DuckDB file)."""
+    return isinstance(value, str) and value.strip().lower().startswith(URL_SCHEMES)
+
+
+def tenant_for(configured: str) -> str:
+    """The tenant of a PostgreSQL store: the one configured; left at ``default`` under
+    JupyterHub, the hub's user the kernel runs for (``JUPYTERHUB_USER``) — never one tenant
+    shared by every user of a hub by accident."""
+    if configured == DEFAULT_TENANT and os.environ.get("JUPYTERHUB_USER"):
+        return os.environ["JUPYTERHUB_USER"]
+    return configured
+
 
 ID = 'text COLLATE "C"'
 
@@ -156,10 +188,33 @@ _INDEXES = (
     "CREATE INDEX session_tenant_id ON session (tenant_id, id)",
 )
 
-# The policy: the connection's tenant, never NULL-equal (unset, RESET or '' match no row).
+# The policy: a row belongs to the tenant ``forge_tenant()`` names — the transaction's
+# ``forge.tenant`` setting (unset, RESET or '' match no row), provided the login role may
+# act for it. A DBA may pin a login role to its tenants (``forge_tenant_role``): then SQL on
+# that role's connections cannot reach another tenant's rows even by changing the setting
+# (``set_config`` is any role's right), since ``session_user`` cannot be changed by SET ROLE.
+# A role with no pinned tenant may act for any (one shared application role for a team).
+# Called once per query (an InitPlan), as the owner, with a fixed search_path.
 TENANT_SETTING = "forge.tenant"
-_POLICY = f"tenant_id = nullif(current_setting('{TENANT_SETTING}', true), '')"
-_TENANCY = tuple(
+_TENANT_FUNCTION = (
+    "CREATE TABLE forge_tenant_role (role_name text NOT NULL, tenant_id {id} NOT NULL, "
+    "PRIMARY KEY (role_name, tenant_id))",
+    "REVOKE ALL ON forge_tenant_role FROM PUBLIC",
+    f"""
+    CREATE FUNCTION forge_tenant() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$
+        SELECT s.t FROM (SELECT nullif(current_setting('{TENANT_SETTING}', true), '') AS t) s
+        WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.forge_tenant_role r
+                          WHERE r.role_name = session_user)
+           OR EXISTS (SELECT 1 FROM {{schema}}.forge_tenant_role r
+                      WHERE r.role_name = session_user AND r.tenant_id = s.t)
+    $$
+    """,
+    "REVOKE ALL ON FUNCTION forge_tenant() FROM PUBLIC",
+)
+_POLICY = "tenant_id = (SELECT forge_tenant())"
+_TENANCY = _TENANT_FUNCTION + tuple(
     statement
     for table in TENANT_TABLES
     for statement in (
@@ -216,10 +271,16 @@ def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LA
         found = schema_version(con, where)
         if found > LATEST:
             raise too_new(found, where)
+        row = con.execute("SELECT quote_ident(current_schema())").fetchone()
+        if row is None or row[0] is None:
+            raise StoreUnreadable(f"{where}: the owner has no schema to create the tables in "
+                                  "(its search_path names none that exists)")
+        names = {"schema": row[0], "id": ID}
         for step in MIGRATIONS:
             if found < step.version <= target:
                 for statement in step.statements:
-                    con.execute(statement)  # type: ignore[arg-type]  # our own literal SQL
+                    # our own SQL; {schema}: where the SECURITY DEFINER function finds its table
+                    con.execute(statement.format(**names) if "{" in statement else statement)  # type: ignore[arg-type]
         if found < target:
             con.execute("DELETE FROM forge_schema")
             con.execute("INSERT INTO forge_schema VALUES (%s)", [target])
@@ -227,6 +288,7 @@ def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LA
             r = _ident(role)
             con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(TENANT_TABLES)} TO {r}")  # type: ignore[arg-type]
             con.execute(f"GRANT SELECT ON forge_schema TO {r}")  # type: ignore[arg-type]
+            con.execute(f"GRANT EXECUTE ON FUNCTION forge_tenant() TO {r}")  # type: ignore[arg-type]
     return found
 
 
