@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import psycopg
@@ -172,6 +172,24 @@ class PostgresStore(SQLStore):
             ) from error
 
     @contextmanager
+    def _begun(self) -> Iterator[psycopg.Connection]:
+        """A connection in a new transaction, the tenant set for it. A pooled connection the
+        server dropped meanwhile (a restart) fails at once, before anything of the call ran
+        on it: it is discarded and the call goes on with a new one, once."""
+        for attempt in range(2):
+            with ExitStack() as stack:
+                conn = stack.enter_context(self._connection())
+                try:
+                    stack.enter_context(conn.transaction())
+                    conn.execute(_SET_TENANT, [self.tenant_id])
+                except psycopg.OperationalError:
+                    if attempt or getattr(self._local, "held", None) is not None:
+                        raise
+                    continue  # the pool closes the broken connection as it takes it back
+                yield conn
+                return
+
+    @contextmanager
     def _tx(self) -> Iterator[PgConnection]:
         """One transaction, the tenant set for it; a nested call joins the outer one."""
         current = getattr(self._local, "tx", None)
@@ -179,8 +197,7 @@ class PostgresStore(SQLStore):
             yield current
             return
         try:
-            with self._connection() as conn, conn.transaction():
-                conn.execute(_SET_TENANT, [self.tenant_id])
+            with self._begun() as conn:
                 self._local.tx = PgConnection(conn)
                 try:
                     yield self._local.tx

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -45,6 +47,12 @@ def turn(store: PostgresStore, session: SessionInfo, body: str) -> Message:
     part = TextPart(session_id=session.id, message_id=message.id, text=body, time_end=now())
     store.write([PutMessage(message), PutPart(part), AppendMessage(session.id, message.id)])
     return message.model_copy(update={"parts": [part]})
+
+
+def in_threads(work: Callable[[int], None], n: int) -> None:
+    """``work(0)`` … ``work(n - 1)`` at once, each in a thread; the first error is raised."""
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(work, range(n)))
 
 
 @pytest.fixture
@@ -233,11 +241,7 @@ def test_the_lease_is_a_compare_and_swap_across_connections(two):
         if stores[i].acquire_lease(sa.id, f"kernel-{i}", 60):
             won.append(f"kernel-{i}")
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(len(stores))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(race, len(stores))
     try:
         assert len(won) == 1 and a.lease(sa.id)[0] == won[0]
         a.delete_session(sa.id)
@@ -253,23 +257,14 @@ def test_writers_of_one_session_and_of_others_lose_nothing(two):
     shared = a.create_session(SessionInfo())
     stores = [PostgresStore(a.dsn, tenant_id="a") for _ in range(4)]
     own = [s.create_session(SessionInfo()) for s in stores]
-    errors: list[BaseException] = []
 
     def write(i: int) -> None:
-        try:
-            for _ in range(25):
-                turn(stores[i], shared, f"shared {i}")
-                turn(stores[i], own[i], f"own {i}")
-        except BaseException as error:  # reported below, with the others
-            errors.append(error)
+        for _ in range(25):
+            turn(stores[i], shared, f"shared {i}")
+            turn(stores[i], own[i], f"own {i}")
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(stores))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(write, len(stores))  # an error of any writer is raised here
     try:
-        assert errors == []
         assert a.timeline_length(shared.id) == 100
         timeline = list(a.iter_timeline(shared.id))
         assert len({m.id for m in timeline}) == 100 and all(len(m.parts) == 1 for m in timeline)
@@ -277,3 +272,13 @@ def test_writers_of_one_session_and_of_others_lose_nothing(two):
     finally:
         for s in stores:
             s.close()
+
+
+def test_after_a_server_restart_the_store_goes_on(two, pg_cluster):
+    a, _, (sa, ma), _ = two
+    with a.hold():  # the pool now holds a connection the restart will cut
+        assert a.timeline_length(sa.id) == 1
+    pg_cluster.restart(mode="immediate")
+    turn(a, sa, "after the restart")  # the dead pooled connection is replaced, once
+    assert [m.id for m in a.iter_timeline(sa.id)][0] == ma.id
+    assert a.timeline_length(sa.id) == 2
