@@ -176,3 +176,33 @@ def test_the_command_line(run, tmp_path):
     assert not (tmp_path / "nope.duckdb").exists()  # the source was not made
     memory = cli(str(first), ":memory:")
     assert memory.returncode == 1 and ":memory: holds nothing" in memory.stderr
+
+
+def test_duckdb_to_postgresql_and_back(run, pg_database, tmp_path):
+    from forge_jupyter.store.postgres import PostgresStore
+    from forge_jupyter.store.postgres_schema import migrate
+
+    app = pg_database.create_app_role()
+    migrate(pg_database.owner_dsn, (app.name,))
+    first, back = tmp_path / "first.duckdb", tmp_path / "back.duckdb"
+    run.forge.copy_to(first)
+    ids = [run.sessions[k].id for k in ("alpha", "beta", "gamma", "fork")]
+
+    there = cli(str(first), app.dsn)
+    assert there.returncode == 0, there.stderr
+    assert "copied and verified 4 session(s)" in there.stdout
+    home = cli(app.dsn, str(back))
+    assert home.returncode == 0, home.stderr
+    assert "copied and verified 4 session(s)" in home.stdout
+
+    with DuckDBStore(first) as a, PostgresStore(app.dsn) as pg, DuckDBStore(back) as b:
+        for sid in ids:
+            assert rows(pg, sid) == rows(a, sid), sid
+            assert rows(b, sid) == rows(a, sid), sid
+        assert {s.id for s in live_sessions(pg)} == set(ids)
+    with PostgresStore(app.dsn, tenant_id="other") as theirs:  # the policy keeps it to one tenant
+        assert live_sessions(theirs) == []
+
+    again = cli(str(first), app.dsn)
+    assert again.returncode == 1 and "is already in the destination" in again.stderr
+    assert app.password not in again.stderr + again.stdout + there.stdout
