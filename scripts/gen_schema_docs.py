@@ -2,7 +2,9 @@
 
 Writes a small, fixed history through the DuckDB store's own write path into a fresh file,
 then documents every table and view of that file: columns and types as DuckDB's catalog
-reports them, and one example query each, executed (tenant-scoped, as ``forge.sql`` runs
+reports them, beside PostgreSQL's from the catalog of a database the PostgreSQL migrations
+made (a throwaway cluster, tests/pg_cluster.py, unless ``--postgres OWNER_DSN``), and one
+example query each, executed (tenant-scoped, as ``forge.sql`` runs
 it) with its output shown. Everything in the history is fixed — ids, times, tokens, costs —
 so the page is the same on every run; tests/frames/test_schema_docs.py regenerates it and
 compares.
@@ -38,7 +40,9 @@ from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.schema import LATEST
 from forge_jupyter.store.views import VIEW_NAMES, VIEWS
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "schema.md"
+PgColumns = dict[str, dict[str, str]]
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC).timestamp()
 MODEL = "openai/gpt-4o-mini"
 
@@ -191,41 +195,40 @@ def build(path: Path) -> DuckDBStore:
 POSTGRES = """\
 ## PostgreSQL
 
-A team's database — `Forge(db="postgresql://…")`, or `FORGE_DB` — holds the same tables,
-columns and views under the same schema versions, created and migrated by the package. The
-DataFrames and `forge.sql` give the same column names and dtypes on both.
+A team's database — `Forge(db="postgresql://…")`, or `FORGE_DB` — holds the same tables and
+columns under the same schema versions, created and migrated by the package; the column
+lists above give each column's PostgreSQL type beside DuckDB's (ids are `text` in the `"C"`
+collation, so they sort by their bytes as in DuckDB). {views} PostgreSQL has one table more,
+`forge_tenant_role` (below).
 
 ### Tenancy: row-level security
 
 On PostgreSQL the database itself keeps tenants apart. Every tenant table (`session`,
-`message`, `part`, `session_message`, `event`) has row-level security enabled *and forced*,
-with one policy: a row is visible, and may be written, only when its `tenant_id` equals the
-connection's `forge.tenant` setting.
+`message`, `part`, `session_message`, `event`) has row-level security enabled *and forced*
+(the tables' owner is bound too), with one policy:
 
 ```sql
-ALTER TABLE message ENABLE ROW LEVEL SECURITY;
-ALTER TABLE message FORCE ROW LEVEL SECURITY;  -- the owner is bound too
 CREATE POLICY tenant_rows ON message
-  USING      (tenant_id = nullif(current_setting('forge.tenant', true), ''))
-  WITH CHECK (tenant_id = nullif(current_setting('forge.tenant', true), ''));
+  USING      (tenant_id = (SELECT forge_tenant()))
+  WITH CHECK (tenant_id = (SELECT forge_tenant()));
 ```
 
-The store sets `forge.tenant` for each transaction it opens; a connection where it is unset,
-`RESET` or empty sees no row and can write none. The tenant comes from `Forge(tenant=…)` /
-`FORGE_TENANT`, or from `JUPYTERHUB_USER` under JupyterHub.
+`forge_tenant()` is the transaction's `forge.tenant` setting, which the store sets
+(transaction-local) at the start of every transaction; unset, `RESET` or empty, it matches no
+row, so such a connection sees none and can write none. The tenant comes from
+`Forge(tenant=…)` / `FORGE_TENANT`; left at `default` under JupyterHub, it is the hub's user
+(`JUPYTERHUB_USER`).
 
 ### Roles a DBA sets up
 
 | role | what it is for | attributes |
 |---|---|---|
-| owner (`forge_owner`) | owns the database, the tables and the policies; runs the migrations | `NOSUPERUSER NOBYPASSRLS` |
-| application (`forge_app`) | what every kernel connects as | `NOSUPERUSER NOBYPASSRLS NOINHERIT`, owns nothing, member of no role; `SELECT, INSERT, UPDATE, DELETE` on the tenant tables, `SELECT` on `forge_schema` |
+| owner (`forge_owner`) | owns the database, the tables, the policies and `forge_tenant()`; runs the migrations | `NOSUPERUSER NOBYPASSRLS` |
+| application (`forge_app`) | what every kernel connects as | `NOSUPERUSER NOBYPASSRLS NOINHERIT`, owns nothing, member of no role; `SELECT, INSERT, UPDATE, DELETE` on the tenant tables, `SELECT` on `forge_schema`, `EXECUTE` on `forge_tenant()` |
 
 Why each attribute: a superuser or a `BYPASSRLS` role skips every policy; a table's owner
 can `ALTER TABLE … DISABLE ROW LEVEL SECURITY` or `DROP POLICY`; membership in such a role
-would let `SET ROLE` reach it. So the kernels never connect as the owner, and a query that
-forgot its tenant, or SQL a person or the model wrote through `forge.sql`, still sees one
-tenant's rows.
+would let `SET ROLE` reach it. The store refuses to open as a role that is any of these.
 
 ```sql
 CREATE ROLE forge_owner LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS;
@@ -244,10 +247,29 @@ python -m forge_jupyter.store.postgres_schema postgresql://forge_owner@db-host/f
 and every kernel uses `Forge(db="postgresql://forge_app@db-host/forge")`, the password in
 `~/.pgpass` or `PGPASSWORD` rather than in the URL.
 
+### One login role per user: `forge_tenant_role`
+
+One shared application role keeps tenants apart in every query the package sends, but SQL
+run on its connections (code in a kernel, `forge.sql`) can change `forge.tenant` like any
+setting. Where users must be kept apart from each other's SQL — JupyterHub, where a kernel
+runs any code — give each user a login role of their own and pin it to its tenant, as the
+owner:
+
+```sql
+CREATE ROLE forge_alice LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS NOINHERIT;
+GRANT CONNECT ON DATABASE forge TO forge_alice;
+INSERT INTO forge_tenant_role VALUES ('forge_alice', 'alice');  -- may act for 'alice' only
+```
+
+and grant it like `forge_app` (`python -m forge_jupyter.store.postgres_schema OWNER_URL
+forge_alice`). For a pinned role `forge_tenant()` names a tenant only if the role may act
+for it — checked on `session_user`, which `SET ROLE` does not change — so whatever its SQL
+sets, it sees no other tenant's row. A role with no row there may act for any tenant.
+
 ### Moving history between stores
 
 `forge-jupyter copy SRC DST [--session ID …]` (or `forge.copy_to(dst)`) copies sessions
-between any two stores — a DuckDB file, a PostgreSQL DSN — keeping every id, time, message,
+between any two stores — a DuckDB file, a PostgreSQL URL — keeping every id, time, message,
 part, timeline position and event, and reads each copied session back to compare it row for
 row. It never overwrites: a session id, name, message or part id already in the destination
 stops the copy before anything is written. A fork is copied together with the session it was
@@ -276,22 +298,25 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *rows])
 
 
-def _columns(store: DuckDBStore, name: str) -> pd.DataFrame:
-    """A table's or view's columns and types, from DuckDB's catalog (``null`` for tables:
-    a view's columns are all nullable there)."""
+def _columns(store: DuckDBStore, name: str, pg: PgColumns) -> pd.DataFrame:
+    """A table's or view's columns and types, from DuckDB's catalog, beside PostgreSQL's
+    (``null`` for tables: a view's columns are all nullable there)."""
     with store.reading() as con:
         columns = con.sql(
             "SELECT column_name AS column, data_type AS type, "
             "CASE WHEN is_nullable THEN '' ELSE 'not null' END AS \"null\" "
             "FROM duckdb_columns() WHERE database_name = current_database() "
             "AND table_name = ? ORDER BY column_index", params=[name]).df()
+    if name in pg:
+        columns.insert(2, "postgresql", [pg[name].get(c, "(missing)") for c in columns.column])
     if name in VIEW_NAMES:
         columns = columns.drop(columns="null")
     return columns[columns.column != "tenant_id"]
 
 
-def _section(store: DuckDBStore, name: str, description: str, example: str) -> str:
-    columns = _columns(store, name)
+def _section(store: DuckDBStore, name: str, description: str, example: str,
+             pg: PgColumns) -> str:
+    columns = _columns(store, name, pg)
     output = store.sql(example)
     return "\n\n".join([
         f"### `{name}`", description, markdown_table(columns),
@@ -299,7 +324,7 @@ def _section(store: DuckDBStore, name: str, description: str, example: str) -> s
     ])
 
 
-def render(store: DuckDBStore) -> str:
+def render(store: DuckDBStore, pg: PgColumns) -> str:
     intro = f"""\
 <!-- Generated by scripts/gen_schema_docs.py from a live database; do not edit by hand. -->
 # The history schema
@@ -313,28 +338,70 @@ tenants kept apart by row-level security ([PostgreSQL](#postgresql) below).
 
 Every table and view carries a `tenant_id` column (left out of the column lists below).
 Through `forge.sql` each table and view name stands for your tenant's rows only; in a plain
-DuckDB client, filter on `tenant_id` yourself. Times are `TIMESTAMP WITH TIME ZONE`, in UTC
+DuckDB client, filter on `tenant_id` yourself. `type` is DuckDB's type, `postgresql` the
+same column's in a PostgreSQL database. Times are `TIMESTAMP WITH TIME ZONE`, in UTC
 in every DataFrame. The example outputs come from a small fixed history written by the
 generator: one session, two turns, a manual compaction that keeps the last turn, a third
 turn."""
-    tables = [_section(store, name, *TABLES[name]) for name in TABLES]
-    views = [_section(store, v.name, v.description, v.example) for v in VIEWS]
-    return "\n\n".join([intro, "## Tables", *tables, "## Views", *views, POSTGRES.rstrip()]) + "\n"
+    tables = [_section(store, name, *TABLES[name], pg) for name in TABLES]
+    views = [_section(store, v.name, v.description, v.example, pg) for v in VIEWS]
+    missing = [v for v in VIEW_NAMES if v not in pg]
+    pg_views = ("The views are created on PostgreSQL too (their columns' PostgreSQL types are "
+                "listed above)." if not missing else
+                "The views are not created on PostgreSQL yet: "
+                + ", ".join(f"`{v}`" for v in missing) + " are DuckDB's only for now.")
+    return "\n\n".join([intro, "## Tables", *tables, "## Views", *views,
+                         POSTGRES.replace("{views}", pg_views).rstrip()]) + "\n"
 
 
-def generate() -> str:
+def postgres_columns(owner_dsn: str) -> PgColumns:
+    """{table or view: {column: PostgreSQL type (+ not null)}}, from the catalog of a database
+    the package's own migrations brought to the latest version."""
+    import psycopg
+
+    from forge_jupyter.store.postgres_schema import migrate
+
+    migrate(owner_dsn)
+    with psycopg.connect(owner_dsn) as con:
+        rows = con.execute(
+            "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull "
+            "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+            "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'v') "
+            "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum").fetchall()
+    found: PgColumns = {}
+    for table, column, type_, _not_null in rows:
+        found.setdefault(table, {})[column] = type_
+    return found
+
+
+def live_postgres(owner_dsn: str | None) -> PgColumns:
+    """The catalog of ``owner_dsn``, or of a throwaway cluster (tests/pg_cluster.py)."""
+    if owner_dsn:
+        return postgres_columns(owner_dsn)
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pg_cluster import pg_cluster_running
+
+    with pg_cluster_running() as cluster:
+        return postgres_columns(cluster.create_database("schema_docs").owner_dsn)
+
+
+def generate(owner_dsn: str | None = None) -> str:
+    pg = live_postgres(owner_dsn)
     with tempfile.TemporaryDirectory() as tmp:
         store = build(Path(tmp) / "schema-docs.duckdb")
         with store.hold():
-            return render(store)
+            return render(store, pg)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/schema.md is stale")
     parser.add_argument("--out", type=Path, default=DOCS)
+    parser.add_argument("--postgres", metavar="OWNER_DSN",
+                        help="read PostgreSQL's types from this database, migrated first as its "
+                        "owner (default: a throwaway cluster from Debian's postgresql)")
     args = parser.parse_args()
-    text = generate()
+    text = generate(args.postgres)
     if args.check:
         current = args.out.read_text() if args.out.exists() else ""
         if current != text:
