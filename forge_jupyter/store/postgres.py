@@ -242,6 +242,14 @@ class PostgresStore(SQLStore):
             conn.execute(_SET_TENANT, [self.tenant_id])
             yield PgConnection(conn)
 
+    def sql(self, query: str, params: Any = None) -> Any:
+        """Not yet on PostgreSQL: ``forge.sql``, the ``sql`` tool and the DataFrames parse and
+        run their SQL in DuckDB (sandbox.py, sqlcheck.py)."""
+        raise NotImplementedError(
+            "SQL over the history (forge.sql, the sql tool, the DataFrames) does not run on a "
+            "PostgreSQL store yet. Query the database directly as this tenant's role, or copy "
+            "the sessions to a DuckDB file to analyse them there.")
+
     def _lock_sessions(self, con: Any, session_ids: set[str]) -> None:
         if session_ids:
             con.execute("SELECT id FROM session WHERE tenant_id = ? AND id = ANY(?) "
