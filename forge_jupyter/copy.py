@@ -6,7 +6,7 @@ timestamps, messages, parts, timeline order and events are kept as they are; the
 copied session is read back from the destination and compared with the source, row for row.
 
 A copy never overwrites. Before anything is written it checks, for every session: its id (a
-live or deleted session), its name, and its message and part ids are free in the destination;
+live or deleted session), its name, and its message ids are free in the destination;
 and it replays the whole copy into a scratch memory store, so a session the store's rules
 would refuse is found before the first write. Each session is then written in one
 transaction (``create_session_with``), so none is ever half there.
@@ -133,7 +133,25 @@ def _parents_first(copies: list[SessionCopy]) -> list[SessionCopy]:
     return ordered
 
 
-def _taken(dst: Store, copy: SessionCopy) -> str | None:
+def _known_messages(dst: Store, wanted: int) -> set[str] | None:
+    """Every message id the destination's live timelines show, when reading them costs less
+    than looking up ``wanted`` ids one by one (a query each); None when it costs more.
+
+    A destination's message is in some live timeline: bodies leave with their session, unless
+    a fork (live) still points at them. Reading a timeline's rows is a page per 5,000, so a
+    new or small destination is checked at once, a large one id by id."""
+    sessions = _all(lambda c: dst.list_sessions(cursor=c, limit=500))
+    lengths = {s.id: dst.timeline_length(s.id) for s in sessions}
+    if sum(lengths.values()) > 20 * wanted:
+        return None
+    known: set[str] = set()
+    for sid, length in lengths.items():
+        if length:
+            known.update(m.id for m in dst.timeline(sid, limit=length, with_parts=False).items)
+    return known
+
+
+def _taken(dst: Store, copy: SessionCopy, known: set[str] | None) -> str | None:
     """Why ``copy`` cannot go into ``dst`` without overwriting something, or None."""
     sid = copy.info.id
     try:
@@ -149,18 +167,18 @@ def _taken(dst: Store, copy: SessionCopy) -> str | None:
             return f"the name {copy.info.name!r} (session {sid}) is taken there by session {other.id}"
         except NotFound:
             pass
+    # Part ids are not looked up (one query each, the longest part of the check): a part is
+    # only ever written with its message, so a part of ours already there means its message is.
     for m in copy.own:
+        if known is not None:
+            if m.id in known:
+                return f"message {m.id} of session {sid} is already in the destination"
+            continue
         try:
             dst.get_message(m.id, with_parts=False)
             return f"message {m.id} of session {sid} is already in the destination"
         except NotFound:
             pass
-        for p in m.parts:
-            try:
-                dst.get_part(p.id)
-                return f"part {p.id} of session {sid} is already in the destination"
-            except NotFound:
-                pass
     return None
 
 
@@ -238,8 +256,9 @@ def plan(src: Store, dst: Store, sessions: Iterable[str] | None = None) -> list[
                 f"(--session {parent} --session {c.info.id}). Nothing was copied.")
     ordered = _parents_first(copies)
     with dst.hold():
+        known = _known_messages(dst, sum(len(c.own) for c in ordered))
         for c in ordered:
-            why = _taken(dst, c)
+            why = _taken(dst, c, known)
             if why is not None:
                 raise CopyFailed(f"{why}. A copy never overwrites: nothing was copied. Leave that "
                                  "session out (--session …) or delete it from the destination first.")

@@ -14,7 +14,7 @@ import sys
 import pytest
 from frames_helpers import all_events, live_sessions
 
-from forge_jupyter.copy import CopyFailed, read_session, verify
+from forge_jupyter.copy import CopyFailed, _known_messages, read_session, verify
 from forge_jupyter.model import TextPart
 from forge_jupyter.store.duckdb import DuckDBStore
 
@@ -97,6 +97,32 @@ def test_a_copy_never_overwrites_and_refuses_before_writing(run, fresh):
     other.store.delete_session(gone.sessions[0])
     with pytest.raises(CopyFailed, match="was deleted in the destination"):
         run.forge.copy_to(other.store, ["gamma"])
+
+
+@pytest.mark.parametrize("destination", ["small", "large"])
+def test_a_message_already_there_stops_the_copy(run, fresh, tmp_path, destination):
+    """An imported export of the fork holds the parent's first messages as its own: copying
+    the parent then finds its message ids taken, though its session id is free. A small
+    destination is checked by reading its timelines, a large one id by id: both see it."""
+    from forge_jupyter.model import Message, SessionInfo
+    from forge_jupyter.store.ops import AppendMessage, PutMessage
+
+    alpha, fork = run.sessions["alpha"], run.sessions["fork"]
+    target = fresh("duckdb")
+    target.import_session(run.forge.export_session(fork.id, tmp_path / "fork.json"))
+    wanted = sum(run.forge.store.timeline_length(s.id) for s in (alpha, run.sessions["beta"]))
+    if destination == "large":  # more than 20 rows per message to copy: looked up one by one
+        bulk = target.store.create_session(SessionInfo(name="bulk"))
+        ops = [PutMessage(Message(session_id=bulk.id, role="user", status="completed"))
+               for _ in range(21 * wanted)]
+        target.store.write([*ops, *(AppendMessage(bulk.id, op.message.id) for op in ops)])
+    assert (_known_messages(target.store, wanted) is None) == (destination == "large")
+    before = {s.id for s in live_sessions(target.store)}
+    first = run.forge.store.iter_timeline(alpha.id).__next__().id
+    with pytest.raises(CopyFailed, match=f"message {first} of session {alpha.id} is already in "
+                       "the destination.*nothing was copied"):
+        run.forge.copy_to(target.store, ["beta", "alpha"])
+    assert {s.id for s in live_sessions(target.store)} == before  # not even beta
 
 
 def test_a_fork_is_copied_only_with_its_parent(run, fresh):
