@@ -4,9 +4,10 @@ A DuckDB file of ``--sessions`` sessions of ``--messages`` messages (3 text part
 copied into a new DuckDB file and into a new PostgreSQL database (a throwaway cluster,
 tests/pg_cluster.py): the whole copy (read, check, dry run, write, read back and compare) and
 its check alone (``copy.plan``), with rows/s. Then the check against a destination already
-holding 21 times as many messages (no parts), where ids are looked up one by one — the slow path.
+holding SCAN_FACTOR + 1 times as many messages
+(no parts), where ids are looked up one by one — the slow path.
 
-    python benchmarks/bench_copy.py [--sessions 4] [--messages 1000]
+    python benchmarks/bench_copy.py [--sessions 4] [--messages 500]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from forge_jupyter.copy import copy_sessions, plan
+from forge_jupyter.copy import SCAN_FACTOR, copy_sessions, plan
 from forge_jupyter.model import Message, SessionInfo, TextPart
 from forge_jupyter.store.base import Store
 from forge_jupyter.store.duckdb import DuckDBStore
@@ -53,7 +54,7 @@ def timed(label: str, rows: int, fn) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=4)
-    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--messages", type=int, default=500)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-copy-"))
     src = DuckDBStore(tmp / "src.duckdb")
@@ -82,8 +83,8 @@ def main() -> None:
             timed(f"-> new {name}: check only", rows, lambda d=dst: plan(src, d))
             timed(f"-> new {name}: copy and verify", rows, lambda d=dst: copy_sessions(src, d))
             big = make()
-            fill(big, 1, 21 * args.sessions * args.messages, "big", parts=0)
-            timed(f"-> {name} holding 21x: check only (lookups)", rows, lambda b=big: plan(src, b))
+            fill(big, 1, (SCAN_FACTOR + 1) * args.sessions * args.messages, "big", parts=0)
+            timed(f"-> {name} holding {SCAN_FACTOR + 1}x: check only (lookups)", rows, lambda b=big: plan(src, b))
             dst.close()
             big.close()
     print(f"(load {os.getloadavg()[0]:.1f})")

@@ -14,7 +14,7 @@ import sys
 import pytest
 from frames_helpers import all_events, live_sessions
 
-from forge_jupyter.copy import CopyFailed, _known_messages, read_session, verify
+from forge_jupyter.copy import SCAN_FACTOR, CopyFailed, _known_messages, read_session, verify
 from forge_jupyter.model import TextPart
 from forge_jupyter.store.duckdb import DuckDBStore
 
@@ -111,10 +111,10 @@ def test_a_message_already_there_stops_the_copy(run, fresh, tmp_path, destinatio
     target = fresh("duckdb")
     target.import_session(run.forge.export_session(fork.id, tmp_path / "fork.json"))
     wanted = sum(run.forge.store.timeline_length(s.id) for s in (alpha, run.sessions["beta"]))
-    if destination == "large":  # more than 20 rows per message to copy: looked up one by one
+    if destination == "large":  # many rows per message to copy: looked up one by one
         bulk = target.store.create_session(SessionInfo(name="bulk"))
         ops = [PutMessage(Message(session_id=bulk.id, role="user", status="completed"))
-               for _ in range(21 * wanted)]
+               for _ in range((SCAN_FACTOR + 1) * wanted)]
         target.store.write([*ops, *(AppendMessage(bulk.id, op.message.id) for op in ops)])
     assert (_known_messages(target.store, wanted) is None) == (destination == "large")
     before = {s.id for s in live_sessions(target.store)}
