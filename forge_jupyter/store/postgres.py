@@ -7,7 +7,8 @@ enforces (DESIGN §3; schema and DBA setup in ``postgres_schema``).
 store; what differs is how a transaction is opened:
 
 - a ``psycopg_pool`` pool of connections (``pool_size``), one transaction per call or per
-  write batch (the projection flushes one per model step);
+  write batch (the projection flushes one per model step); a pooled connection the server
+  dropped (a restart) is replaced before the call runs on it;
 - at the start of every transaction ``forge.tenant`` is set, transaction-local, to the
   store's tenant: the row-level security policies show and accept that tenant's rows only,
   whatever a query says (``SET``/``RESET`` on a connection later returned to the pool cannot
@@ -175,15 +176,17 @@ class PostgresStore(SQLStore):
     def _begun(self) -> Iterator[psycopg.Connection]:
         """A connection in a new transaction, the tenant set for it. A pooled connection the
         server dropped meanwhile (a restart) fails at once, before anything of the call ran
-        on it: it is discarded and the call goes on with a new one, once."""
-        for attempt in range(2):
+        on it: it is discarded and the call goes on with the next (at most every pooled one
+        and a new one; a server that is down fails in ``_connection``)."""
+        attempts = self._pool.max_size + 1  # every pooled connection may be a dead one
+        for attempt in range(attempts):
             with ExitStack() as stack:
                 conn = stack.enter_context(self._connection())
                 try:
                     stack.enter_context(conn.transaction())
                     conn.execute(_SET_TENANT, [self.tenant_id])
                 except psycopg.OperationalError:
-                    if attempt or getattr(self._local, "held", None) is not None:
+                    if attempt == attempts - 1 or getattr(self._local, "held", None) is not None:
                         raise
                     continue  # the pool closes the broken connection as it takes it back
                 yield conn
