@@ -13,3 +13,14 @@ def test_a_postgres_url_is_not_a_file(url, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert store_path(url) is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_duckdb_store_refuses_a_postgres_url_in_forge_db(tmp_path, monkeypatch):
+    from forge_jupyter.errors import StoreUnreadable
+    from forge_jupyter.store.duckdb import DuckDBStore
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FORGE_DB", "postgresql://app:secret@db/forge")
+    with pytest.raises(StoreUnreadable, match="PostgreSQL database"):
+        DuckDBStore()
+    assert list(tmp_path.iterdir()) == []
