@@ -89,8 +89,31 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def copy_between(src: str, dst: str, sessions: list[str] | None, *, tenant: str,
+                 dst_tenant: str | None) -> Any:  # copy.CopyReport
+    """Open both stores by path or URL, copy (copy.py), close them."""
+    from .copy import CopyFailed, copy_sessions
+    from .forge import open_store
+
+    for where in (src, dst):
+        if where.strip() == ":memory:":
+            raise CopyFailed(":memory: holds nothing once the copy ends: give a DuckDB file or a "
+                             "postgresql:// URL.")
+    if "://" not in src and not os.path.exists(os.path.expanduser(src)):
+        raise CopyFailed(f"no database at {src}: the source must be an existing DuckDB file "
+                         "or a postgresql:// URL.")
+    source = open_store(src, tenant=tenant)
+    try:
+        target = open_store(dst, tenant=dst_tenant or tenant)
+        try:
+            return copy_sessions(source, target, sessions or None)
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
 def copy(args: argparse.Namespace) -> int:
-    from .copy import copy_between
     from .errors import ForgeError
 
     try:

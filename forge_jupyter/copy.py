@@ -21,7 +21,7 @@ caller set either, so the verification leaves those two out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,28 +302,3 @@ def _partial(report: CopyReport, failed: SessionCopy, why: str) -> str:
     return (f"session {failed.info.id} was not copied: {why}. Sessions copied and verified before "
             f"it: {done}; nothing of {failed.info.id} was written"
             f"{' beyond its fork' if failed.shared else ''}. Copy the rest with --session.")
-
-
-def copy_between(src: str, dst: str, sessions: Sequence[str] | None = None, *,
-                 tenant: str = "default", dst_tenant: str | None = None) -> CopyReport:
-    """``forge-jupyter copy``: open both stores by path or DSN, copy, close them."""
-    import os
-
-    from .forge import open_store
-
-    for where in (src, dst):
-        if where.strip() == ":memory:":
-            raise CopyFailed(":memory: holds nothing once the copy ends: give a DuckDB file or a "
-                             "postgresql:// DSN.")
-    if "://" not in src and not os.path.exists(os.path.expanduser(src)):
-        raise CopyFailed(f"no database at {src}: the source must be an existing DuckDB file "
-                         "or a postgresql:// DSN.")
-    source = open_store(src, tenant=tenant)
-    try:
-        target = open_store(dst, tenant=dst_tenant or tenant)
-        try:
-            return copy_sessions(source, target, sessions or None)
-        finally:
-            target.close()
-    finally:
-        source.close()

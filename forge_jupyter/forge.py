@@ -64,6 +64,8 @@ class Forge(HistoryAsData):
     its history-as-data methods (DataFrames, SQL, export, retention) are in forge_data.py.
     """
 
+    _open_store = staticmethod(open_store)  # copy_to opens its destination with it (forge_data.py)
+
     def __init__(
         self,
         db: str | os.PathLike[str] | Store | None = None,

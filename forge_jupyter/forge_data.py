@@ -22,6 +22,7 @@ from .store.base import Store
 class HistoryAsData:
     store: Store
     flush: Callable[[], int]
+    _open_store: Callable[..., Store]  # forge.open_store
     output_dir: Callable[[str], str]
 
     def _read(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -103,11 +104,10 @@ class HistoryAsData:
         a DuckDB path, a postgresql:// DSN or a Store — verified row for row; never overwrites
         (see copy.py). ``tenant``: the destination's (default: this Forge's)."""
         from .copy import copy_sessions
-        from .forge import open_store
 
         self.flush()
         wanted = None if sessions is None else [getattr(s, "id", s) for s in sessions]
-        target = open_store(dst, tenant=tenant or self.store.tenant_id)
+        target = self._open_store(dst, tenant=tenant or self.store.tenant_id)
         try:
             return copy_sessions(self.store, target, wanted)
         finally:
