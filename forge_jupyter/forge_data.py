@@ -105,6 +105,9 @@ class HistoryAsData:
         (see copy.py). ``tenant``: the destination's (default: this Forge's)."""
         from .copy import copy_sessions
 
+        if isinstance(dst, Store) and tenant not in (None, dst.tenant_id):
+            raise ValueError(f"copy_to: the destination store is tenant {dst.tenant_id!r}'s; "
+                             f"tenant={tenant!r} applies to a path or URL only")
         self.flush()
         wanted = None if sessions is None else [getattr(s, "id", s) for s in sessions]
         target = self._open_store(dst, tenant=tenant or self.store.tenant_id)

@@ -125,6 +125,23 @@ def test_a_message_already_there_stops_the_copy(run, fresh, tmp_path, destinatio
     assert {s.id for s in live_sessions(target.store)} == before  # not even beta
 
 
+def test_an_id_another_tenant_holds_stops_that_session_whole(run, tmp_path):
+    """Another tenant's rows are invisible to the check; its ids still conflict at the write.
+    The sessions before it stay copied (and verified), that one is not written at all."""
+    beta, gamma = run.sessions["beta"], run.sessions["gamma"]
+    path = tmp_path / "shared.duckdb"
+    run.forge.copy_to(path, ["gamma"], tenant="other")
+    with pytest.raises(CopyFailed, match=f"session {gamma.id} was not copied: .*duplicate id.*"
+                       f"copied and verified before it: {beta.id}; nothing of {gamma.id}"):
+        run.forge.copy_to(path, ["beta", "gamma"])
+    with DuckDBStore(path) as mine, DuckDBStore(path, tenant_id="other") as theirs:
+        assert [s.id for s in live_sessions(mine)] == [beta.id]
+        assert micro(rows(mine, beta.id)) == micro(rows(run.forge.store, beta.id))
+        assert [s.id for s in live_sessions(theirs)] == [gamma.id]
+    with pytest.raises(ValueError, match="tenant"):  # a Store has its tenant already
+        run.forge.copy_to(run.other.store, ["beta"], tenant="third")
+
+
 def test_a_fork_is_copied_only_with_its_parent(run, fresh):
     fork, alpha = run.sessions["fork"], run.sessions["alpha"]
     target = fresh("duckdb")
