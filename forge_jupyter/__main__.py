@@ -1,4 +1,5 @@
-"""``python -m forge_jupyter demo [--db PATH]``: a scripted session, stored and read back.
+"""``python -m forge_jupyter demo [--db PATH]``: a scripted session, stored and read back;
+``python -m forge_jupyter copy SRC DST [--session ID]``: sessions copied between stores (copy.py).
 
 With no provider key set it uses the offline demo model, so it runs on any machine.
 """
@@ -6,6 +7,7 @@ With no provider key set it uses the offline demo model, so it runs on any machi
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -68,10 +70,62 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="run a scripted session and print what the store holds")
     d.add_argument("--db", help="DuckDB file to write (default: a new temporary file)")
+    c = sub.add_parser(
+        "copy", help="copy sessions from one store to another (DuckDB file or postgresql:// DSN), "
+        "verified row for row; never overwrites")
+    c.add_argument("src", help="the source: an existing DuckDB file or a postgresql:// DSN")
+    c.add_argument("dst", help="the destination: a DuckDB file (made if missing) or a DSN")
+    c.add_argument("--session", action="append", metavar="ID",
+                   help="copy this session (id or name); repeat for more (default: every live one)")
+    c.add_argument("--tenant", default=os.environ.get("FORGE_TENANT", "default"),
+                   help="the tenant to read (and write, unless --dst-tenant): default $FORGE_TENANT "
+                   "or 'default'")
+    c.add_argument("--dst-tenant", help="the tenant to write in the destination")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.db)
+    if args.command == "copy":
+        return copy(args)
     return 2
+
+
+def copy_between(src: str, dst: str, sessions: list[str] | None, *, tenant: str,
+                 dst_tenant: str | None) -> Any:  # copy.CopyReport
+    """Open both stores by path or URL, copy (copy.py), close them."""
+    from .copy import CopyFailed, copy_sessions
+    from .forge import open_store
+
+    for where in (src, dst):
+        if where.strip() == ":memory:":
+            raise CopyFailed(":memory: holds nothing once the copy ends: give a DuckDB file or a "
+                             "postgresql:// URL.")
+    if "://" not in src and not os.path.exists(os.path.expanduser(src)):
+        raise CopyFailed(f"no database at {src}: the source must be an existing DuckDB file "
+                         "or a postgresql:// URL.")
+    source = open_store(src, tenant=tenant)
+    try:
+        target = open_store(dst, tenant=dst_tenant or tenant)
+        try:
+            return copy_sessions(source, target, sessions or None)
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
+def copy(args: argparse.Namespace) -> int:
+    from .errors import ForgeError
+
+    try:
+        report = copy_between(args.src, args.dst, args.session, tenant=args.tenant,
+                              dst_tenant=args.dst_tenant)
+    except ForgeError as err:
+        print(f"forge-jupyter copy: {err}", file=sys.stderr)
+        return 1
+    for sid in report.sessions:
+        print(sid)
+    print(report)
+    return 0
 
 
 if __name__ == "__main__":

@@ -44,8 +44,10 @@ class Forge(Configurable):
 
     model = Unicode(None, allow_none=True, help="litellm model string, e.g. openai/gpt-4o-mini. "
                     "Unset: the first provider key found, a local Ollama, else the offline demo model.").tag(config=True)
-    db = Unicode("", help="DuckDB file of the history (default ~/.forge/forge.duckdb).").tag(config=True)
-    tenant = Unicode("default", help="Tenant id every row is written under.").tag(config=True)
+    db = Unicode("", help="DuckDB file of the history (default ~/.forge/forge.duckdb), or a "
+                 "postgresql:// URL of a team's database.").tag(config=True)
+    tenant = Unicode("default", help="Tenant id every row is written under (on PostgreSQL "
+                     "under JupyterHub, left at default: the hub's user).").tag(config=True)
     agent = Unicode("build", help="Default agent: build (asks before mutating tools) or plan (read-only).").tag(config=True)
     api_base = Unicode(None, allow_none=True, help="Base URL of an OpenAI-compatible server.").tag(config=True)
     permissions = List(Unicode(), help='Permission rules "tool:pattern=action", e.g. "write:data/*=allow".').tag(config=True)

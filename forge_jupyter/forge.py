@@ -37,11 +37,20 @@ from .tools.registry import ToolRegistry
 
 
 def open_store(db: str | os.PathLike[str] | Store | None, *, tenant: str = "default") -> Store:
-    """A Store from a path (DuckDB), ``":memory:"``, or a Store; None → the default file."""
+    """A Store from a path (DuckDB), a ``postgresql://`` URL, ``":memory:"``, or a Store;
+    None → ``$FORGE_DB`` (a path or a URL), else the default file."""
     if isinstance(db, Store):
         return db
     if db == ":memory:":
         return MemoryStore(tenant_id=tenant)
+    from .store.postgres_schema import is_postgres_url, tenant_for
+
+    if db is None and is_postgres_url(os.environ.get("FORGE_DB")):
+        db = os.environ["FORGE_DB"]
+    if is_postgres_url(db):
+        from .store.postgres import PostgresStore
+
+        return PostgresStore(str(db).strip(), tenant_id=tenant_for(tenant))
     from .store.duckdb import DuckDBStore, default_db_path
 
     path = Path(db).expanduser() if db is not None else default_db_path()
@@ -54,6 +63,8 @@ class Forge(HistoryAsData):
     The session core (session/) reads it through ``session.host.Host`` when a turn starts;
     its history-as-data methods (DataFrames, SQL, export, retention) are in forge_data.py.
     """
+
+    _open_store = staticmethod(open_store)  # copy_to opens its destination with it (forge_data.py)
 
     def __init__(
         self,

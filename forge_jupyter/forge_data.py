@@ -22,6 +22,7 @@ from .store.base import Store
 class HistoryAsData:
     store: Store
     flush: Callable[[], int]
+    _open_store: Callable[..., Store]  # forge.open_store
     output_dir: Callable[[str], str]
 
     def _read(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -96,6 +97,25 @@ class HistoryAsData:
 
         return Session(self, export.import_session(self.store, path, name=name,  # type: ignore[arg-type]
                                                    new_ids=new_ids))
+
+    def copy_to(self, dst: str | os.PathLike[str] | Store, sessions: Iterable[Any] | None = None, *,
+                tenant: str | None = None) -> Any:  # copy.CopyReport
+        """Copy sessions (all live ones, or these: ids, names or Sessions) into another store —
+        a DuckDB path, a postgresql:// DSN or a Store — verified row for row; never overwrites
+        (see copy.py). ``tenant``: the destination's (default: this Forge's)."""
+        from .copy import copy_sessions
+
+        if isinstance(dst, Store) and tenant not in (None, dst.tenant_id):
+            raise ValueError(f"copy_to: the destination store is tenant {dst.tenant_id!r}'s; "
+                             f"tenant={tenant!r} applies to a path or URL only")
+        self.flush()
+        wanted = None if sessions is None else [getattr(s, "id", s) for s in sessions]
+        target = self._open_store(dst, tenant=tenant or self.store.tenant_id)
+        try:
+            return copy_sessions(self.store, target, wanted)
+        finally:
+            if target is not dst:
+                target.close()
 
     def export_parquet(self, view: str, path: str | os.PathLike[str]) -> Path:
         """Write one of the views (docs/schema.md) to a Parquet file, atomically."""

@@ -24,10 +24,12 @@ READ_THREADS = 2  # requests read one at a time anyway (one file, one lock); a s
 
 def store_path(db: str) -> Path | None:
     """The file ``Forge.db`` names, as the kernels resolve it; None for ``:memory:``, which
-    no other process can read."""
+    no other process can read, and for a PostgreSQL URL (never a path: no folder is made
+    from it), which the panel does not read yet."""
     from ..store.duckdb import default_db_path
+    from ..store.postgres_schema import is_postgres_url
 
-    if db == ":memory:":
+    if db == ":memory:" or is_postgres_url(db):
         return None
     return Path(db).expanduser().absolute() if db else default_db_path().absolute()
 
@@ -36,9 +38,10 @@ def reader_for(serverapp: Any) -> HistoryReader:
     config = ForgeConfig(parent=serverapp)
     path = store_path(config.db)
     if path is None:
-        serverapp.log.warning("forge_jupyter: Forge.db is ':memory:', which this server cannot "
-                              "read; the panel's history stays empty. Set FORGE_DB (or "
-                              "c.Forge.db) to the kernels' file.")
+        serverapp.log.warning("forge_jupyter: Forge.db is %s, which this server cannot read; "
+                              "the panel's history stays empty. Set FORGE_DB (or c.Forge.db) "
+                              "to the kernels' DuckDB file.",
+                              "':memory:'" if config.db == ":memory:" else "a PostgreSQL URL")
     return HistoryReader(path, config.tenant)
 
 

@@ -76,7 +76,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         run.ctx = ctx
         if turn.notice:
             forge.announce(sid, turn.notice)
-        heartbeat = asyncio.create_task(_heartbeat(store, sid, run.owner))
+        heartbeat = asyncio.create_task(_heartbeat(forge, store, sid, run))
         forge.bus.publish(_status(sid, "busy"))
         yield ctx
     finally:
@@ -215,11 +215,25 @@ def _status(sid: str, status: str) -> Any:
     return SessionStatus(sid, status, {})
 
 
-async def _heartbeat(store: Any, sid: str, owner: str) -> None:
+async def _heartbeat(forge: Any, store: Any, sid: str, run: runner.Run) -> None:
+    """Renew the lease while the run lives. A lease another runner took meanwhile (this one
+    was thought dead: paused past its expiry, cut off from the database) is not fought for:
+    this run stops where it is and says so; the model is not asked again for it."""
     while True:
         await asyncio.sleep(runner.LEASE_TTL / 3)
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(store.acquire_lease, sid, owner, runner.LEASE_TTL)
+        try:
+            kept = await asyncio.to_thread(store.acquire_lease, sid, run.owner, runner.LEASE_TTL)
+        except Exception:  # the store is out of reach for now: the next beat tries again
+            continue
+        if not kept:
+            held = await asyncio.to_thread(store.lease, sid)
+            forge.announce(sid, (
+                f"This run lost session {sid} to another runner "
+                f"({held[0] if held else 'gone since'}) and stopped; nothing was sent to the "
+                "model again. Continue the session from the kernel that holds it, or prompt "
+                "again here once it is free."))
+            run.abort()
+            return
 
 
 def _close_running(ctx: RunContext) -> Message | None:
