@@ -161,10 +161,18 @@ def test_tool_cards_say_pending_denied_by_whom_and_do_not_repeat_the_name(page, 
     deny.wait_for()
     nb.widget(3).locator("[data-testid=approval-reason]").fill("not now")
     deny.click()
-    denied = nb.widget(3).locator(".forge-tool[data-tool=write_note]")
-    denied.and_(page.locator("[data-state=denied]")).wait_for()
-    assert denied.locator("[data-testid=tool-state]").inner_text() == "denied"
-    said = denied.locator("[data-testid=tool-denied]").inner_text()
+    # Read the live card in one go when it says denied: on a loaded machine the turn may end,
+    # and the widget give way to its record, between two separate reads.
+    state, said = page.wait_for_function("""() => {
+        for (const c of document.querySelectorAll(
+                '.jp-Notebook .forge-turn .forge-tool[data-tool=write_note][data-state=denied]')) {
+            const s = c.querySelector('[data-testid=tool-state]');
+            const d = c.querySelector('[data-testid=tool-denied]');
+            if (s && d) return [s.textContent, d.textContent];
+        }
+        return null;
+    }""").json_value()
+    assert state == "denied"
     assert "Denied by you, in the widget — not now" in said, said
     nb.screenshot("tool-denied")
     nb.wait_idle(3)
