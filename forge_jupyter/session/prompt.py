@@ -187,7 +187,10 @@ async def prompt_async(
         ctx.add_message(user)
         result = await _drive(ctx, lambda: run_loop(ctx))
         assert result is not None
-        return ctx.writer.message(result.id) or result
+        answer = ctx.writer.message(result.id) or result
+    # Its last row is written now: where the store refused one of its rows, the answer is the
+    # message as stored (status error, what was not stored), not the one the run held.
+    return ctx.writer.projection.as_stored(answer)
 
 
 async def compact_async(session: SessionHandle, *, model: str | None = None,

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 # pointer (session, message).
 Key = tuple[str, ...]
 _REASON_MAX = 400  # characters of an error kept in a report
+_FINISHED_MARKED_KEPT = 64  # finished marked messages remembered for as_stored()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,9 @@ class Projection:
         self._flush_lock = threading.Lock()
         # Messages with a refused row: what was lost, noted on their rows until they finish.
         self._damaged: dict[str, list[str]] = {}
+        # Their final rows as written (marked), until the run that made them asks: the
+        # message a prompt returns is then the one the store holds. The last few only.
+        self._finished_marked: dict[str, Message] = {}
         self.rows_written = 0  # for write-amplification figures
         self.batches_written = 0
         self.rows_rejected = 0
@@ -306,7 +310,18 @@ class Projection:
         if self._damaged:
             for op in ops:
                 if isinstance(op, PutMessage) and op.message.is_terminal:
-                    self._damaged.pop(op.message.id, None)
+                    if self._damaged.pop(op.message.id, None) is not None:
+                        self._finished_marked[op.message.id] = op.message
+                        while len(self._finished_marked) > _FINISHED_MARKED_KEPT:
+                            del self._finished_marked[next(iter(self._finished_marked))]
+
+    def as_stored(self, message: Message) -> Message:
+        """``message`` as its final row was written: marked (status, error, what was lost)
+        when the store refused one of its rows; else ``message`` itself."""
+        marked = self._finished_marked.pop(message.id, None)
+        if marked is None:
+            return message
+        return marked.model_copy(update={"parts": message.parts})
 
 
 def _marked(m: Message, notes: list[str]) -> Message:
