@@ -111,20 +111,26 @@ def _take_runner(store: Any, sid: str,
 
 def _give_back(store: Any, sid: str, writer: Writer | None, owner: str | None,
                title: str | None = None) -> None:
-    """The last rows, a new session's title and the lease, in one opening of the store."""
+    """The last rows, a new session's title and the lease, in one opening of the store. Rows
+    the store cannot take yet keep the lease: they stay fenced by it and land at a later flush
+    while it is still this run's (a later prompt of this process takes it over at once)."""
     with store.hold():
+        flushed = False
         try:
             if writer is not None:
                 writer.flush()
+            flushed = True
             if title is not None:
                 info = store.get_session(sid)  # fresh: a grant may have changed its metadata
                 if info.title is None:  # never over a title someone set meanwhile
                     store.update_session(info.model_copy(update={"title": title}))
         finally:
-            if owner is not None:
-                store.release_lease(sid, owner)
-            if writer is not None:
-                writer.let_go()
+            try:
+                if owner is not None and flushed:
+                    store.release_lease(sid, owner)
+            finally:
+                if writer is not None:
+                    writer.let_go()
 
 
 def _title(ctx: RunContext) -> str | None:

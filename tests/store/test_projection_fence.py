@@ -7,6 +7,7 @@ from __future__ import annotations
 from forge_jupyter.errors import LeaseLost
 from forge_jupyter.model import Event, Message, SessionInfo, TextPart, now
 from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.ops import PutEvent
 from forge_jupyter.store.projection import Projection
 
 
@@ -66,5 +67,33 @@ def test_one_flush_fences_each_session_by_its_own_lease(tmp_path):
     _turn(projection, lost.id, "back")
     projection.flush()
     assert _texts(store, lost.id) == ["first", "back"]
+    store.close()
+    other_host.close()
+
+
+def test_rows_a_run_left_buffered_stay_fenced_by_its_lease(tmp_path):
+    """The store could not take a run's last rows (it kept its lease for them): after the
+    run is over they land while the lease is still its, and never once another took it."""
+    store = DuckDBStore(tmp_path / "forge.duckdb")
+    other_host = DuckDBStore(tmp_path / "forge.duckdb")
+    kept, taken = (store.create_session(SessionInfo()) for _ in range(2))
+    told: list[LeaseLost] = []
+    projection = Projection(store)
+    for s in (kept, taken):
+        assert store.acquire_lease(s.id, f"run-{s.id}", 60)
+        projection.fence(s.id, f"run-{s.id}", told.append)
+        _turn(projection, s.id, "last rows")
+        projection.unfence(s.id, f"run-{s.id}")  # the run is over; its rows wait
+    assert other_host.acquire_lease(taken.id, "host-b", 60, replacing=f"run-{taken.id}")
+    projection.flush()
+    assert _texts(store, kept.id) == ["last rows"]
+    assert _texts(store, taken.id) == []
+    assert [e.session_ids for e in told] == [(taken.id,)]
+    # settled: no fence is left, and later rows of these sessions are not checked
+    probe = [PutEvent(Event(session_id=s.id, type="probe")) for s in (kept, taken)]
+    assert projection.fences.owners(probe) == {} and projection.fences.lost(taken.id) is None
+    _turn(projection, kept.id, "unfenced")
+    projection.flush()
+    assert _texts(store, kept.id) == ["last rows", "unfenced"]
     store.close()
     other_host.close()
