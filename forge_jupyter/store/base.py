@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -125,8 +125,15 @@ class Store(ABC):
     # -- writes ---------------------------------------------------------------------------
 
     @abstractmethod
-    def write(self, ops: Sequence[Op]) -> None:
-        """Apply a batch in one transaction, all or nothing (see ``plan_write``)."""
+    def write(self, ops: Sequence[Op], *, lease_owners: Mapping[str, str] | None = None) -> None:
+        """Apply a batch in one transaction, all or nothing (see ``plan_write``).
+
+        ``lease_owners`` ({session id: runner lease owner}) fences the batch: it goes in only
+        if each owner still holds its session's lease, checked in the same transaction as the
+        writes (on PostgreSQL under the session row's lock, so a takeover on another host
+        either waits for this commit or is seen by it); otherwise ``LeaseLost`` (naming the
+        sessions lost) and nothing is written. A lease that expired is still its owner's
+        until another runner takes it."""
 
     def put_message(self, message: Message) -> None:
         self.write([PutMessage(message), *(PutPart(p) for p in message.parts)])

@@ -19,6 +19,10 @@ Two ways a batch can fail, told apart because they need opposite answers:
   synthetic text part, a message by a row with its error, an event by one with the reason),
   the message it belonged to is marked (``metadata["not_stored"]``, and its ``error`` — an
   assistant's status becomes ``error``) and a ``store.rejected`` event lists what was lost.
+
+A run's rows are fenced by its runner lease (``fence``, fence.py): a flush writes them only
+while the run still holds the session's lease. Once it is lost to another runner, they are
+dropped — that session's only — and the run is told, so it stops.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SchemaTooNew, StoreUnavailable, StoreUnreadable
+from ..errors import LeaseLost, SchemaTooNew, StoreUnavailable, StoreUnreadable
 from ..model import ErrorInfo, Event, Message, Part, TextPart, now
 from .base import Store
+from .fence import Fences, OnLost, session_of
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 log = logging.getLogger(__name__)
@@ -97,6 +102,42 @@ class Projection:
         self.rows_written = 0  # for write-amplification figures
         self.batches_written = 0
         self.rows_rejected = 0
+        self.rows_fenced = 0  # rows of a run that had lost its lease: dropped, never written
+        self.fences = Fences()
+
+    # -- lease fences (fence.py) --------------------------------------------------------------
+
+    def fence(self, session_id: str, owner: str, on_lost: OnLost | None = None) -> None:
+        """Write the session's rows only while ``owner`` holds its runner lease; ``on_lost``
+        is told, once and from the flushing thread, when it no longer does."""
+        self.fences.fence(session_id, owner, on_lost)
+
+    def unfence(self, session_id: str, owner: str) -> None:
+        """``owner``'s run is over. Rows of a lost lease go now; rows it left buffered (the
+        store was unavailable) stay fenced by its lease until a flush settles them."""
+        with self._lock:
+            if self.fences.lost(session_id, owner) is not None:
+                self._drop(session_id)
+            keep = any(session_of(op) == session_id for op in self._buffer.values())
+            self.fences.end(session_id, owner, keep=keep)
+
+    def lose(self, session_id: str, owner: str, error: LeaseLost) -> None:
+        """``owner`` lost the session's lease (its heartbeat found out): drop its rows."""
+        self.fences.lose(session_id, owner, error)
+        with self._lock:
+            self._drop(session_id)
+
+    def _drop(self, session_id: str) -> None:
+        """Under ``_lock``: forget the buffered rows of a session whose lease was lost."""
+        kept = {k: op for k, op in self._buffer.items() if session_of(op) != session_id}
+        self.rows_fenced += len(self._buffer) - len(kept)
+        self._buffer = kept
+
+    def _write(self, ops: list[Op]) -> list[Op]:
+        """``store.write`` fenced by the runs' leases (``Fences.write``); the ops written."""
+        written, dropped = self.fences.write(self.store, ops)
+        self.rows_fenced += dropped
+        return written
 
     def put_message(self, message: Message) -> None:
         with self._lock:
@@ -127,12 +168,14 @@ class Projection:
         """
         with self._flush_lock:
             with self._lock:
+                for sid in {session_of(op) for op in self._buffer.values()}:
+                    if self.fences.lost(sid) is not None:
+                        self._drop(sid)  # rows of a run that lost its lease never go in
                 if not self._buffer:
                     return 0
                 batch, self._buffer = self._buffer, {}
             try:
-                ops = self._amended(list(batch.values()))
-                self.store.write(ops)
+                ops = self._write(self._amended(list(batch.values())))
             except Exception as exc:
                 if unavailable(exc):
                     self._put_back(batch)
@@ -143,7 +186,9 @@ class Projection:
                 raise
             else:
                 self._settled(ops)
-                written = len(batch)
+                written = len(ops)
+            with self._lock:
+                self.fences.settle({session_of(op) for op in self._buffer.values()})
             self.rows_written += written
             self.batches_written += 1
             return written
@@ -170,7 +215,7 @@ class Projection:
             cursor = lo
             ops = self._amended([op for _key, op in plan[lo:hi]])
             try:
-                self.store.write(ops)
+                self._write(ops)
             except Exception as exc:
                 if unavailable(exc):
                     raise _Halt(exc) from exc
@@ -184,7 +229,8 @@ class Projection:
                 attempt(mid, hi)
                 return
             self._settled(ops)
-            written.update(key for key, _op in plan[lo:hi])
+            written.update(key for key, op in plan[lo:hi]
+                           if self.fences.lost(session_of(op)) is None)
             wrote_anything = True
             cursor = hi
 
@@ -266,7 +312,8 @@ class Projection:
                                       actor=_safe(e.actor), created_at=e.created_at,
                                       data={"not_stored": reason}))
         try:
-            self.store.write([stand_in])
+            if not self._write([stand_in]):
+                return False  # its session's lease was lost: nothing of it goes in
         except Exception as exc2:
             if unavailable(exc2):
                 raise _Halt(exc2) from exc2
@@ -284,8 +331,9 @@ class Projection:
                               "reason": r.reason} for r in rows]}
             for owner in dict.fromkeys((sid, None)):  # a session that is gone: no owner
                 try:
-                    self.store.write([PutEvent(Event(session_id=owner, type="store.rejected",
-                                                     data=data))])
+                    if not self._write([PutEvent(Event(session_id=owner, type="store.rejected",
+                                                       data=data))]):
+                        continue
                 except Exception as exc:
                     if unavailable(exc):
                         raise _Halt(exc) from exc
