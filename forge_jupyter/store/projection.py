@@ -30,36 +30,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from ..errors import LeaseLost, SchemaTooNew, StoreUnavailable, StoreUnreadable
 from ..model import ErrorInfo, Event, Message, Part, TextPart, now
 from .base import Store
 from .fence import Fences, OnLost, session_of
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
+from .salvage import Key, Rejected, marked, safe, splittable
+from .salvage import reason as refusal
 
 log = logging.getLogger(__name__)
-# A buffered row's slot: its kind (message | part | append | event, as ``Rejected.kind``) and
-# its id — a newer full row of the same id replaces the buffered one; an append's id is the
-# pointer (session, message).
-Key = tuple[str, ...]
-_REASON_MAX = 400  # characters of an error kept in a report
 _FINISHED_MARKED_KEPT = 64  # finished marked messages remembered for as_stored()
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """A row the store refused: what it was, where it belonged, and why."""
-
-    kind: str  # message | part | append | event
-    id: str
-    session_id: str | None
-    message_id: str | None
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.id} was not stored: {self.reason}"
 
 
 class _Halt(Exception):
@@ -74,16 +55,6 @@ def unavailable(exc: BaseException) -> bool:
     """True when the store, not a row, is the problem: keep the rows and retry later."""
     return isinstance(exc, StoreUnavailable | StoreUnreadable | SchemaTooNew | OSError
                       | MemoryError)
-
-
-def _safe(text: str | None, limit: int = _REASON_MAX) -> str:
-    """Text any store accepts: valid UTF-8 (lone surrogates escaped), bounded."""
-    text = (text or "").encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
-def _reason(exc: BaseException) -> str:
-    return _safe(f"{type(exc).__name__}: {exc}")
 
 
 class Projection:
@@ -203,7 +174,7 @@ class Projection:
 
     def _salvage(self, batch: dict[Key, Op], first: Exception) -> int:
         """Write every row of a failed batch that the store accepts; report the others."""
-        plan = _splittable(list(batch.items()))
+        plan = splittable(list(batch.items()))
         damaged_before = {mid: list(notes) for mid, notes in self._damaged.items()}
         rejected: list[Rejected] = []
         written: set[Key] = set()
@@ -264,7 +235,7 @@ class Projection:
 
     def _reject(self, op: Op, exc: Exception, rejected: list[Rejected]) -> bool:
         """Record one refused row and write its stand-in; True if the stand-in went in."""
-        reason = _reason(exc)
+        reason = refusal(exc)
 
         def record(row: Rejected, note: str | None = None) -> None:
             # A message's row may be refused twice (as running, then finished): report once.
@@ -293,9 +264,9 @@ class Projection:
             record(Rejected("message", m.id, m.session_id, m.id, reason), note)
             stand_in = PutMessage(Message(
                 id=m.id, session_id=m.session_id, role=m.role, parent_id=m.parent_id,
-                agent=_safe(m.agent), model=_safe(m.model) if m.model else None,
+                agent=safe(m.agent), model=safe(m.model) if m.model else None,
                 status="error" if m.is_terminal else m.status, summary=m.summary,
-                finish=_safe(m.finish) if m.finish else None,
+                finish=safe(m.finish) if m.finish else None,
                 error=ErrorInfo(type="not_stored", message=note) if m.is_terminal else None,
                 tokens=m.tokens, cost=m.cost, created_at=m.created_at,
                 completed_at=m.completed_at,
@@ -308,8 +279,8 @@ class Projection:
             assert isinstance(op, PutEvent)
             e = op.event
             record(Rejected("event", e.id, e.session_id, None, reason))
-            stand_in = PutEvent(Event(id=e.id, session_id=e.session_id, type=_safe(e.type),
-                                      actor=_safe(e.actor), created_at=e.created_at,
+            stand_in = PutEvent(Event(id=e.id, session_id=e.session_id, type=safe(e.type),
+                                      actor=safe(e.actor), created_at=e.created_at,
                                       data={"not_stored": reason}))
         try:
             if not self._write([stand_in]):
@@ -349,7 +320,7 @@ class Projection:
         message its error)."""
         if not self._damaged:
             return ops
-        return [PutMessage(_marked(op.message, self._damaged[op.message.id]))
+        return [PutMessage(marked(op.message, self._damaged[op.message.id]))
                 if isinstance(op, PutMessage) and op.message.id in self._damaged else op
                 for op in ops]
 
@@ -366,45 +337,7 @@ class Projection:
     def as_stored(self, message: Message) -> Message:
         """``message`` as its final row was written: marked (status, error, what was lost)
         when the store refused one of its rows; else ``message`` itself."""
-        marked = self._finished_marked.pop(message.id, None)
-        if marked is None:
+        stored = self._finished_marked.pop(message.id, None)
+        if stored is None:
             return message
-        return marked.model_copy(update={"parts": message.parts})
-
-
-def _marked(m: Message, notes: list[str]) -> Message:
-    update: dict[str, Any] = {"metadata": {**m.metadata, "not_stored": list(notes)}}
-    if m.is_terminal and m.error is None:
-        update["error"] = ErrorInfo(
-            type="not_stored",
-            message=_safe("; ".join(notes), 2000) + ". The rest of the message was saved.")
-        if m.role == "assistant" and m.status == "completed":
-            update["status"] = "error"
-    return m.model_copy(update=update)
-
-
-def _splittable(entries: list[tuple[Key, Op]]) -> list[tuple[Key, Op]]:
-    """The batch in an order that stays valid when cut into several transactions.
-
-    In one transaction a message may finish before its last parts land (rows are coalesced
-    by id); in separate ones a finished message refuses new parts. So a finished message that
-    parts of this batch follow is written as still running at its place, and finished right
-    after its last part.
-    """
-    last_part: dict[str, int] = {}
-    for i, (_key, op) in enumerate(entries):
-        if isinstance(op, PutPart):
-            last_part[op.part.message_id] = i
-    finish_after: dict[int, list[tuple[Key, Op]]] = {}
-    out: list[tuple[Key, Op]] = []
-    for i, (key, op) in enumerate(entries):
-        if (isinstance(op, PutMessage) and op.message.is_terminal
-                and last_part.get(op.message.id, -1) > i):
-            running = op.message.model_copy(update={
-                "status": "running", "finish": None, "error": None, "completed_at": None})
-            out.append((key, PutMessage(running)))
-            finish_after.setdefault(last_part[op.message.id], []).append((key, op))
-        else:
-            out.append((key, op))
-        out.extend(finish_after.pop(i, ()))
-    return out
+        return stored.model_copy(update={"parts": message.parts})
