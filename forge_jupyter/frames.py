@@ -2,8 +2,9 @@
 
 Every function here is one SELECT over a view of ``store/views.py``, run through
 ``store/query.py``'s ``select`` — so it sees only the store's tenant — on the DuckDB file
-itself or, for the memory store, on an in-memory DuckDB holding the same tables: one set of
-SQL for both. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
+itself, for the memory store on an in-memory DuckDB holding the same tables, and for a
+PostgreSQL store on the copy of its tenant's rows the SQL sandbox keeps (store/sandbox.py,
+store/postgres_copy.py): one set of SQL, the same columns and dtypes on every backend. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
 the one entry for SQL a person writes, runs elsewhere: in a DuckDB holding only the tenant's
 rows (store/sandbox.py).
 
@@ -150,7 +151,9 @@ class Where:
 def query(store: Store, sql: str, params: Sequence[Any] = (), spec: dict[str, str] | None = None
           ) -> pd.DataFrame:
     """Run ``sql`` over the store's tenant; typed by ``spec``, or with times in UTC."""
-    with store.reading() as con:
+    from .store.sandbox import snapshot
+
+    with snapshot(store, sql) as con:
         frame = select(con, sql, list(params) or None, store.tenant_id)
     return typed(frame, spec) if spec is not None else utc_times(frame)
 
@@ -174,6 +177,7 @@ def sessions(store: Store, *, since: When = None, until: When = None,
     session of a file written before titles were stored, or a fork — the first line of the
     first prompt in its timeline (the same rule, session/title.py)."""
     from .session.title import title_of
+    from .store.sandbox import snapshot
 
     where = Where().between("s.created_at", since, until)
     if ids is not None:  # a page of the server's session list (server/reader.py)
@@ -196,7 +200,7 @@ def sessions(store: Store, *, since: When = None, until: When = None,
             GROUP BY session_id
         ) mm ON mm.session_id = s.session_id
         {where.sql()} ORDER BY s.created_at, s.session_id"""
-    with store.reading() as con:
+    with snapshot(store, sql, _FIRST_PROMPTS) as con:
         frame = select(con, sql, where.params or None, store.tenant_id)
         untitled = frame["title"].isna() & (frame["messages"] > 0)
         if untitled.any():
