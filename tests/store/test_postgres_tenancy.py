@@ -282,9 +282,3 @@ def test_after_a_server_restart_the_store_goes_on(two, pg_cluster):
     turn(a, sa, "after the restart")  # the dead pooled connection is replaced, once
     assert [m.id for m in a.iter_timeline(sa.id)][0] == ma.id
     assert a.timeline_length(sa.id) == 2
-
-
-def test_sql_over_the_history_says_it_does_not_run_here_yet(two):
-    a, _, _, _ = two
-    with pytest.raises(NotImplementedError, match="PostgreSQL store"):
-        a.sql("SELECT 1")
