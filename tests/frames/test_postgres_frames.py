@@ -138,3 +138,47 @@ def test_a_write_is_seen_by_the_next_query(both):
     assert list(found["title"]) == ["retitled"]
     pg.delete_session(info.id)
     assert frames.sql(pg, "SELECT count(*) AS n FROM sessions")["n"][0] == before
+
+
+# ------------------------------------------------- the views in PostgreSQL itself (psql)
+
+ORDER = {"sessions": "session_id", "messages": "message_id", "parts": "part_id",
+         "tool_calls": "part_id", "costs": "part_id", "turns": "message_id",
+         "timeline": "session_id, pos", "context": "session_id, step",
+         "compactions": "event_id", "events": "event_id"}
+# what a copy cannot keep (copy.py): when a session last changed, the fork event's id and time
+NOT_COPIED = {"sessions": {"updated_at"}, "events": {"event_id", "created_at"}}
+
+
+def normal(value):
+    """A value as both engines agree on it: instants in UTC, numbers as floats."""
+    if not isinstance(value, list | tuple) and pd.isna(value):
+        return None
+    if hasattr(value, "tzinfo") and hasattr(value, "isoformat"):
+        return pd.Timestamp(value).tz_convert("UTC")
+    if isinstance(value, bool | str):
+        return value
+    return round(float(value), 9)
+
+
+@pytest.mark.parametrize("name", VIEW_NAMES)
+def test_the_postgres_views_hold_what_duckdbs_hold(both, name):
+    """The views a person reads in psql: the same columns and rows as the DuckDB views."""
+    forge, pg, _ = both
+    duck = frames.sql(forge.store, f"SELECT * FROM {name} ORDER BY {ORDER[name]}")
+    with pg.reading() as con:  # the app role; the policies scope the view to tenant default
+        result = con.execute(f"SELECT * FROM {name} ORDER BY {ORDER[name]}")
+        columns = [c for c, _ in result.description]
+        rows = result.fetchall()
+    assert columns == list(duck.columns)
+    assert len(rows) == len(duck) > 0
+    skip = NOT_COPIED.get(name, set())
+    keep = [i for i, c in enumerate(columns) if c not in skip]
+    if name == "events":  # the fork event's id differs: order by what was copied
+        rows = [r for r in rows if r[columns.index("type")] != "fork"]
+        duck = duck[duck.type != "fork"]
+    theirs = sorted((tuple(normal(r[i]) for i in keep) for r in rows), key=repr)
+    ours = sorted((tuple(normal(v) for v in r)
+                   for r in duck.iloc[:, keep].itertuples(index=False)), key=repr)
+    assert theirs == ours
+    assert {r[0] for r in rows} == {"default"}  # tenant other's rows are not there
