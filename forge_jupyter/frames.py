@@ -3,8 +3,9 @@
 Every function here is one SELECT over a view of ``store/views.py``, run through
 ``store/query.py``'s ``select`` — so it sees only the store's tenant — on the DuckDB file
 itself, for the memory store on an in-memory DuckDB holding the same tables, and for a
-PostgreSQL store on the copy of its tenant's rows the SQL sandbox keeps (store/sandbox.py,
-store/postgres_copy.py): one set of SQL, the same columns and dtypes on every backend. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
+PostgreSQL store translated to its dialect and run there over the same views, which its
+row-level security scopes (store/postgres_select.py): one set of SQL, the same columns and
+dtypes on every backend. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
 the one entry for SQL a person writes, runs elsewhere: in a DuckDB holding only the tenant's
 rows (store/sandbox.py).
 
@@ -17,7 +18,8 @@ keep every column and the full ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -151,11 +153,24 @@ class Where:
 def query(store: Store, sql: str, params: Sequence[Any] = (), spec: dict[str, str] | None = None
           ) -> pd.DataFrame:
     """Run ``sql`` over the store's tenant; typed by ``spec``, or with times in UTC."""
-    from .store.sandbox import snapshot
-
-    with snapshot(store, sql) as con:
-        frame = select(con, sql, list(params) or None, store.tenant_id)
+    with selecting(store) as run:
+        frame = run(sql, list(params) or None)
     return typed(frame, spec) if spec is not None else utc_times(frame)
+
+
+@contextmanager
+def selecting(store: Store) -> Iterator[Callable[[str, Sequence[Any] | None], pd.DataFrame]]:
+    """``run(sql, params)`` for forge's own SELECTs over this tenant, in one read: on DuckDB
+    (the file, the memory store's snapshot) tenant-scoped by ``select``; on PostgreSQL
+    translated and run there, scoped by its row-level security (store/postgres_select.py)."""
+    if getattr(store, "duckdb_sql", True):
+        with store.reading() as con:
+            yield lambda sql, params: select(con, sql, params, store.tenant_id)
+        return
+    from .store.postgres_select import select_native
+
+    with store.reading() as pg:
+        yield lambda sql, params: select_native(pg, sql, params)
 
 
 def _from_view(store: Store, view: str, spec: dict[str, str], where: Where, order: str
@@ -177,13 +192,14 @@ def sessions(store: Store, *, since: When = None, until: When = None,
     session of a file written before titles were stored, or a fork — the first line of the
     first prompt in its timeline (the same rule, session/title.py)."""
     from .session.title import title_of
-    from .store.sandbox import snapshot
 
     where = Where().between("s.created_at", since, until)
     if ids is not None:  # a page of the server's session list (server/reader.py)
         where.equals("s.session_id", list(ids))
     sql = f"""
-        SELECT s.* EXCLUDE (tenant_id), mm.models, coalesce(c.steps, 0) AS steps,
+        SELECT s.session_id, s.name, s.title, s.agent, s.model, s.directory, s.parent_id,
+               s.forked_from_session, s.forked_from_message, s.created_at, s.updated_at,
+               s.messages, mm.models, coalesce(c.steps, 0) AS steps,
                coalesce(c.tokens_input, 0) AS tokens_input,
                coalesce(c.tokens_output, 0) AS tokens_output,
                -- nothing spent yet is $0; NULL stays for a price the table does not know
@@ -196,18 +212,17 @@ def sessions(store: Store, *, since: When = None, until: When = None,
         LEFT JOIN (
             SELECT session_id, string_agg(model, ', ' ORDER BY first_used, model) AS models
             FROM (SELECT session_id, model, min(created_at) AS first_used FROM message
-                  WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model)
+                  WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model) u
             GROUP BY session_id
         ) mm ON mm.session_id = s.session_id
         {where.sql()} ORDER BY s.created_at, s.session_id"""
-    with snapshot(store, sql, _FIRST_PROMPTS) as con:
-        frame = select(con, sql, where.params or None, store.tenant_id)
+    with selecting(store) as run:
+        frame = run(sql, where.params or None)
         untitled = frame["title"].isna() & (frame["messages"] > 0)
         if untitled.any():
             # sessions of a file written before titles were stored, and forks: the same rule
             # over the first message of the timeline, always the person's first prompt
-            firsts = select(con, _FIRST_PROMPTS, [frame["session_id"][untitled].tolist()],
-                            store.tenant_id)
+            firsts = run(_FIRST_PROMPTS, [frame["session_id"][untitled].tolist()])
             derived = {sid: title_of(text) for sid, text in
                        zip(firsts["session_id"], firsts["first_prompt"], strict=True)
                        if isinstance(text, str)}

@@ -77,9 +77,10 @@ def describe(dsn: str) -> str:
 class PostgresStore(SQLStore):
     """Sessions, messages, parts, timeline, events and leases of one tenant in PostgreSQL."""
 
-    # SQL over the history (forge.sql, %forge sql, the DataFrames) runs on a copy of this
-    # tenant's rows in a locked DuckDB, never on a connection of this role (sandbox.py)
-    sql_by_copy = True
+    # its connections speak PostgreSQL: the DataFrames' own SQL is translated and run here
+    # (postgres_select.py); SQL a person writes (forge.sql, %forge sql) never is — it runs
+    # on a copy of this tenant's rows in a locked DuckDB (sandbox.py)
+    duckdb_sql = False
 
     def __init__(
         self,

@@ -256,6 +256,22 @@ def _copy_for(store: Store, tables: set[str]) -> TenantCopy:
     only dropped from the cache: a query still running on it keeps it alive, and its instance
     and folder go when the last reference does.
     """
+    if not getattr(store, "duckdb_sql", True):
+        from psycopg.errors import QueryCanceled
+
+        try:
+            return _copy_in(store, tables)
+        except QueryCanceled as exc:
+            raise QueryTimeout(
+                f"copying this tenant's rows out of {getattr(store, 'where', 'PostgreSQL')} "
+                f"took longer than the store's statement timeout ({store.statement_timeout:g} s;"  # type: ignore[attr-defined]
+                " PostgreSQL cancelled it). Raise it — PostgresStore(…, statement_timeout="
+                "seconds) — or use the DataFrames (forge.costs(), …), which run in PostgreSQL."
+            ) from exc
+    return _copy_in(store, tables)
+
+
+def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
     import duckdb
 
     with store.reading() as source:
@@ -294,10 +310,10 @@ def _copy_for(store: Store, tables: set[str]) -> TenantCopy:
 @contextmanager
 def snapshot(store: Store, *queries: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection with the schema's tables and views, for forge's own read-only
-    SQL (``query.select``: frames.py, export.py). Where the store is a DuckDB (the file, the
-    memory store's snapshot), its ``reading()``; for a PostgreSQL store, a cursor on the
-    tenant's copy holding the tables ``queries`` read — the same SQL, columns and types."""
-    if not getattr(store, "sql_by_copy", False):
+    SQL (``query.select``: export.py). Where the store is a DuckDB (the file, the memory
+    store's snapshot), its ``reading()``; for a PostgreSQL store, a cursor on the tenant's
+    copy holding the tables ``queries`` read — the same SQL, columns and types."""
+    if getattr(store, "duckdb_sql", True):
         with store.reading() as source:
             yield source
         return

@@ -172,6 +172,22 @@ def test_a_query_past_the_statement_timeout_is_stopped(pg, tenants):
         store.close()
 
 
+def test_a_copy_out_past_the_statement_timeout_says_so(pg, tenants):
+    """PostgreSQL's side: the copy is read in a transaction with the statement timeout (here
+    it waits on a lock the owner holds; a huge table would take as long)."""
+    db, shared, _, _ = pg
+    store = PostgresStore(shared.dsn, tenant_id="a", statement_timeout=0.5)
+    try:
+        with psycopg.connect(db.owner_dsn) as owner:
+            owner.execute("LOCK TABLE part IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(QueryTimeout, match="statement timeout"):
+                store.sql("SELECT count(*) FROM part")
+            owner.rollback()
+        assert store.sql("SELECT count(*) AS n FROM part")["n"][0] == 1
+    finally:
+        store.close()
+
+
 def test_forge_sql_on_a_postgres_url(pg, tenants):
     """``forge.sql`` — what ``%forge sql`` runs — on a Forge opened with a postgresql:// URL."""
     _, shared, _, _ = pg
