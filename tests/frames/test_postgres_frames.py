@@ -182,3 +182,17 @@ def test_the_postgres_views_hold_what_duckdbs_hold(both, name):
                    for r in duck.iloc[:, keep].itertuples(index=False)), key=repr)
     assert theirs == ours
     assert {r[0] for r in rows} == {"default"}  # tenant other's rows are not there
+
+
+@pytest.mark.parametrize("name", ["costs", "tool_calls", "turns"])
+def test_export_parquet_writes_the_same_file_from_postgres(both, tmp_path, name):
+    import pyarrow.parquet as pq
+
+    from forge_jupyter.export import export_parquet
+
+    forge, pg, _ = both
+    ours = pq.read_table(export_parquet(forge.store, name, tmp_path / "duck.parquet"))
+    theirs = pq.read_table(export_parquet(pg, name, tmp_path / "pg.parquet"))
+    assert theirs.schema == ours.schema
+    assert theirs.sort_by("message_id" if name == "turns" else "part_id").equals(
+        ours.sort_by("message_id" if name == "turns" else "part_id"))
