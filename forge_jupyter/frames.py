@@ -210,7 +210,8 @@ def sessions(store: Store, *, since: When = None, until: When = None,
             FROM costs GROUP BY session_id
         ) c ON c.session_id = s.session_id
         LEFT JOIN (
-            SELECT session_id, string_agg(model, ', ' ORDER BY first_used, model) AS models
+            SELECT session_id,
+                   string_agg(model, ', ' ORDER BY first_used, model COLLATE "C") AS models
             FROM (SELECT session_id, model, min(created_at) AS first_used FROM message
                   WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model) u
             GROUP BY session_id
@@ -275,6 +276,9 @@ def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = N
     where = (Where().equals("c.session_id", session_id(store, session))
              .equals("c.model", model).between("c.created_at", since, until))
     ordinals = ", ".join(str(i) for i in range(1, len(groups) + 1))
+    # names in byte order, as DuckDB sorts them, whatever a PostgreSQL database's collation
+    order = ", ".join(f'{expr} COLLATE "C"' if code == "str" else expr
+                      for expr, _, code in groups)
     sql = f"""
         SELECT {', '.join(f'{expr} AS {name}' for expr, name, _ in groups)},
                count(*) AS steps, sum(c.tokens_input)::BIGINT AS tokens_input,
@@ -286,7 +290,7 @@ def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = N
         FROM costs c {"LEFT JOIN sessions s ON s.session_id = c.session_id"
                       if "session" in keys else ""}
         {where.sql()}
-        GROUP BY {ordinals} ORDER BY {ordinals}"""
+        GROUP BY {ordinals} ORDER BY {order}"""
     return query(store, sql, where.params, spec)
 
 

@@ -196,3 +196,42 @@ def test_export_parquet_writes_the_same_file_from_postgres(both, tmp_path, name)
     assert theirs.schema == ours.schema
     assert theirs.sort_by("message_id" if name == "turns" else "part_id").equals(
         ours.sort_by("message_id" if name == "turns" else "part_id"))
+
+
+def test_names_sort_as_on_duckdb_in_a_database_with_a_language_collation(pg_cluster):
+    """A DBA's database sorts text by a language's rules ('alpha' before 'Zeta'); the frames
+    still order names byte by byte, as DuckDB does."""
+    import secrets
+
+    import psycopg
+    from pg_cluster import PgDatabase
+
+    from forge_jupyter.model import Message, StepFinishPart, now
+    from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+
+    name = f"forge_icu_{secrets.token_hex(3)}"
+    password = secrets.token_urlsafe(16)
+    pg_cluster.admin_sql(
+        f'CREATE ROLE "{name}_owner" LOGIN PASSWORD \'{password}\' NOSUPERUSER NOBYPASSRLS',
+        f'CREATE DATABASE "{name}" OWNER "{name}_owner" TEMPLATE template0 ENCODING \'UTF8\' '
+        "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
+    db = PgDatabase(pg_cluster, name, f"{name}_owner", password)
+    try:
+        app = db.create_app_role()
+        migrate(db.owner_dsn, (app.name,))
+        with psycopg.connect(db.owner_dsn) as con:  # the premise: this database sorts so
+            assert [r[0] for r in con.execute(
+                "SELECT x FROM (VALUES ('Zeta'), ('alpha')) t(x) ORDER BY x")] == ["alpha", "Zeta"]
+        with PostgresStore(app.dsn, tenant_id="default") as pg:
+            session = pg.create_session(SessionInfo())
+            for model in ("alpha/m", "Zeta/m", "beta/m"):
+                m = Message(session_id=session.id, role="assistant", model=model,
+                            agent=model.upper(), status="completed", completed_at=now())
+                pg.write([PutMessage(m), PutPart(StepFinishPart(session_id=session.id,
+                                                                message_id=m.id)),
+                          AppendMessage(session.id, m.id)])
+            assert list(frames.costs(pg, by="model")["model"]) == ["Zeta/m", "alpha/m", "beta/m"]
+            assert list(frames.costs(pg, by="agent")["agent"]) == ["ALPHA/M", "BETA/M", "ZETA/M"]
+            assert list(frames.sessions(pg)["models"]) == ["alpha/m, Zeta/m, beta/m"]
+    finally:
+        pg_cluster.drop_database(db)
