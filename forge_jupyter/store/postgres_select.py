@@ -31,7 +31,17 @@ def select_native(con: PgConnection, query: str, params: Sequence[Any] | None) -
     """Run forge's own SELECT ``query`` (DuckDB's dialect, frames.py) on PostgreSQL; a
     DataFrame of its rows, untyped (``frames.typed`` types it)."""
     import pandas as pd
+    from psycopg.errors import QueryCanceled
 
-    result = con.execute(translated(query), params)
+    from .sandbox import QueryTimeout
+
+    try:
+        result = con.execute(translated(query), params)
+    except QueryCanceled as exc:
+        raise QueryTimeout(
+            "PostgreSQL stopped a DataFrame query at the store's statement timeout (or an "
+            "operator cancelled it): narrow it (session=, since=, until=) or raise the "
+            "timeout, PostgresStore(…, statement_timeout=seconds)."
+        ) from exc
     names = [name for name, _ in result.description or ()]
     return pd.DataFrame.from_records(result.fetchall(), columns=names)

@@ -167,6 +167,22 @@ def test_a_copy_out_past_the_statement_timeout_says_so(pg, tenants):
         store.close()
 
 
+def test_a_dataframe_query_past_the_statement_timeout_says_so(pg, tenants):
+    from forge_jupyter import frames
+
+    db, shared, _, _ = pg
+    store = PostgresStore(shared.dsn, tenant_id="a", statement_timeout=0.5)
+    try:
+        with psycopg.connect(db.owner_dsn) as owner:
+            owner.execute("LOCK TABLE part IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(QueryTimeout, match="statement timeout"):
+                frames.parts(store)
+            owner.rollback()
+        assert len(frames.parts(store)) == 1
+    finally:
+        store.close()
+
+
 def test_forge_sql_on_a_postgres_url(pg, tenants):
     """``forge.sql`` — what ``%forge sql`` runs — on a Forge opened with a postgresql:// URL."""
     _, shared, _, _ = pg
