@@ -12,16 +12,18 @@ tenant predicate in the query *and* the row-level security policies under it:
 
 - ``fingerprint``: per table, the row count and the sum of the rows' ``xmin`` (the id of the
   transaction that wrote each row version). Any insert, update or delete of this tenant's
-  rows changes it, so a copy is reused exactly as long as it is current;
+  rows changes it, so a copy is reused exactly as long as the tables it holds are current —
+  only those and the ones a query adds are read (a query of ``session`` scans no part);
 - ``copy_table``: ``COPY (SELECT …) TO STDOUT`` as CSV (in UTC, floats exact) into a file of
   the copy's private folder, read by DuckDB with the file schema's types, written as Parquet.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from psycopg import sql
 
@@ -62,17 +64,28 @@ def prepare(con: psycopg.Connection) -> None:
                 "set_config('extra_float_digits', '1', true)")
 
 
-def fingerprint(con: psycopg.Connection, tenant_id: str) -> tuple[Any, ...]:
-    """What changes whenever this tenant's rows do (see the module's docstring)."""
-    query = sql.SQL(" UNION ALL ").join(
-        sql.SQL("SELECT {name}, count(*), coalesce(sum(xmin::text::bigint), 0) "
-                "FROM {table} WHERE tenant_id = %(t)s").format(
-            name=sql.Literal(table), table=sql.Identifier(table))
-        for table in TENANT_TABLES
-    )
-    rows = con.execute(query, {"t": tenant_id}).fetchall()
-    version = con.execute("SELECT max(version) FROM forge_schema").fetchone()
-    return tuple(sorted(rows)), version
+def fingerprint(con: psycopg.Connection, tenant_id: str, tables: Iterable[str]
+                ) -> dict[str, tuple[int, int]]:
+    """{table: what changes whenever its rows of this tenant do} for ``tables`` (see the
+    module's docstring); ``forge_schema``: its version."""
+    wanted = sorted(set(tables) & set(TENANT_TABLES))
+    found: dict[str, tuple[int, int]] = {}
+    if wanted:
+        query = sql.SQL(" UNION ALL ").join(
+            sql.SQL("SELECT {name}, count(*), coalesce(sum(xmin::text::bigint), 0) "
+                    "FROM {table} WHERE tenant_id = %(t)s").format(
+                name=sql.Literal(table), table=sql.Identifier(table))
+            for table in wanted)
+        found = {t: (int(n), int(x)) for t, n, x in con.execute(query, {"t": tenant_id})}
+    [(version,)] = con.execute("SELECT max(version) FROM forge_schema").fetchall()
+    found["forge_schema"] = (int(version), 0)
+    return found
+
+
+def still_current(old: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]) -> bool:
+    """A copy fingerprinted ``old`` holds what ``now`` was read with: every table it has
+    is unchanged (a table it has not copied yet is copied from ``now``'s transaction)."""
+    return all(now.get(table) == value for table, value in old.items())
 
 
 def copy_table(con: psycopg.Connection, tenant_id: str, table: str, path: Path) -> None:

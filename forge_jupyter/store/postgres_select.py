@@ -33,7 +33,7 @@ def select_native(con: PgConnection, query: str, params: Sequence[Any] | None) -
     import pandas as pd
     from psycopg.errors import QueryCanceled
 
-    from .sandbox import QueryTimeout
+    from .timeout import QueryTimeout
 
     try:
         result = con.execute(translated(query), params)

@@ -35,10 +35,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ForgeError
 from .query import to_frame
 from .schema import TENANT_TABLES
 from .sqlcheck import check_select, nodes
+from .timeout import QueryTimeout, timed
 from .views import VIEWS
 
 if TYPE_CHECKING:
@@ -287,7 +287,9 @@ def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
 
             postgres_copy.prepare(source.conn)
             key = (f"postgresql:{store.dsn}", store.tenant_id)  # type: ignore[attr-defined]
-            now = postgres_copy.fingerprint(source.conn, store.tenant_id)
+            with _copies_lock:
+                held = set(_copies[key].loaded) if key in _copies else set()
+            now = postgres_copy.fingerprint(source.conn, store.tenant_id, tables | held)
 
             def export(table: str, file: Path) -> None:
                 postgres_copy.copy_table(source.conn, store.tenant_id, table, file)
@@ -297,14 +299,27 @@ def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
         else:
             with _copies_lock:
                 copy = _copies.get(key)  # type: ignore[assignment]
-                if copy is None or copy.generation != now:
+                if copy is None or not _current(copy.generation, now):
                     copy = _copies[key] = TenantCopy(store.tenant_id, now)
                 _copies.move_to_end(key)
                 while len(_copies) > KEPT:
                     _copies.popitem(last=False)
         with copy.lock:
+            if key is not None and not _current(copy.generation, now):
+                # another query took more tables meanwhile: a copy of this query's own
+                copy = TenantCopy(store.tenant_id, None)
             copy.load(export, tables)
+            if isinstance(copy.generation, dict):  # PostgreSQL's: per table
+                copy.generation.update(now)
     return copy
+
+
+def _current(generation: Any, now: Any) -> bool:
+    if isinstance(generation, dict):  # a PostgreSQL copy: the tables it holds are unchanged
+        from .postgres_copy import still_current
+
+        return still_current(generation, now)
+    return generation is not None and generation == now
 
 
 @contextmanager
@@ -326,35 +341,6 @@ def snapshot(store: Store, *queries: str) -> Iterator[duckdb.DuckDBPyConnection]
         cursor.close()
 
 
-class QueryTimeout(ForgeError, TimeoutError):
-    """A query over the history ran past the store's statement timeout."""
-
-
-@contextmanager
-def _timed(cursor: duckdb.DuckDBPyConnection, store: Store) -> Iterator[None]:
-    """Interrupt ``cursor``'s query once the store's ``statement_timeout`` (PostgreSQL's, in
-    seconds) has passed; a store without one sets no limit."""
-    import duckdb
-
-    seconds = getattr(store, "statement_timeout", None)
-    if not seconds:
-        yield
-        return
-    timer = threading.Timer(float(seconds), cursor.interrupt)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    except duckdb.InterruptException:
-        raise QueryTimeout(
-            f"the query ran longer than the store's statement timeout ({seconds:g} s) and was "
-            "stopped. Narrow it (a WHERE on session_id or created_at, fewer joins), or raise "
-            "the timeout: PostgresStore(…, statement_timeout=seconds)."
-        ) from None
-    finally:
-        timer.cancel()
-
-
 def tenant_sql(store: Store, query: str,
                params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
     """Run one read-only SELECT written by a person over ``store``'s tenant; a DataFrame.
@@ -372,7 +358,7 @@ def tenant_sql(store: Store, query: str,
         copy = _copy_for(store, wanted)
         cursor = copy.con.cursor()  # its own connection: queries in other threads go on
         try:
-            with _timed(cursor, store):
+            with timed(cursor, store):
                 table = cursor.sql(checked.text, params=params).to_arrow_table()
         except duckdb.CatalogException as exc:
             # a name spelt in a way the word scan missed (a quoted identifier with an escaped

@@ -24,8 +24,8 @@ from forge_jupyter import Forge
 from forge_jupyter.errors import ForgeError
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.postgres import PostgresStore
-from forge_jupyter.store.sandbox import QueryTimeout
 from forge_jupyter.store.sqlcheck import ReadOnlySQL
+from forge_jupyter.store.timeout import QueryTimeout
 
 B_SECRET = "tenant-b-secret-4242"
 
@@ -196,3 +196,25 @@ def test_forge_sql_on_a_postgres_url(pg, tenants):
         assert list(forge.costs(by="day").columns)[:2] == ["day", "steps"]
     finally:
         forge.close()
+
+
+def test_the_copy_holds_what_each_query_asked_and_stays_current(pg):
+    """Tables are copied as queries name them (a query of sessions copies no part), each
+    later query checks only the tables the copy holds, and a write to any of them is seen."""
+    _, shared, _, _ = pg
+    store = PostgresStore(shared.dsn, tenant_id="c")
+    try:
+        session = store.create_session(SessionInfo(name="c-1"))
+        assert list(store.sql("SELECT name FROM session")["name"]) == ["c-1"]
+        turn(store, session, "first words")
+        assert list(store.sql("SELECT text FROM parts")["text"]) == ["first words"]
+        assert list(store.sql("SELECT name FROM session")["name"]) == ["c-1"]
+        turn(store, session, "second words")  # part and message change, session too
+        assert len(store.sql("SELECT * FROM part")) == 2
+        store.create_session(SessionInfo(name="c-2"))  # only the session table changes
+        assert sorted(store.sql("SELECT name FROM sessions")["name"]) == ["c-1", "c-2"]
+        found = store.sql("SELECT s.name, count(p.part_id) AS n FROM sessions s LEFT JOIN "
+                          "parts p USING (session_id) GROUP BY ALL ORDER BY ALL")
+        assert found.to_dict("records") == [{"name": "c-1", "n": 2}, {"name": "c-2", "n": 0}]
+    finally:
+        store.close()
