@@ -40,6 +40,11 @@ each user a login role of their own and pin it to its tenant, as the owner::
 
 A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
 ``session_user``, which ``SET ROLE`` does not change).
+
+The documented views (views.py) exist here too, translated (postgres_views.py) and created
+``security_invoker`` so the policies scope them to whoever reads them; the migrate command
+grants the application roles SELECT on them. SQL a person writes through the package
+(``forge.sql``, ``%forge sql``) never runs on these connections (sandbox.py).
 """
 
 from __future__ import annotations
