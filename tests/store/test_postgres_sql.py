@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from pg_tenants import turn
 
-from forge_jupyter import Forge
+from forge_jupyter import Forge, frames
 from forge_jupyter.errors import ForgeError
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.postgres import PostgresStore
@@ -151,8 +151,12 @@ def test_a_query_past_the_statement_timeout_is_stopped(pg, tenants):
         store.close()
 
 
-def test_a_copy_out_past_the_statement_timeout_says_so(pg, tenants):
-    """PostgreSQL's side: the copy is read in a transaction with the statement timeout (here
+@pytest.mark.parametrize("read", [
+    lambda store: store.sql("SELECT count(*) AS n FROM part")["n"][0],  # the copy, taken out
+    lambda store: len(frames.parts(store)),  # a DataFrame, run in PostgreSQL
+], ids=["forge.sql copy", "dataframe"])
+def test_postgresql_past_the_statement_timeout_says_so(pg, tenants, read):
+    """PostgreSQL's side: every read runs in a transaction with the statement timeout (here
     it waits on a lock the owner holds; a huge table would take as long)."""
     db, shared, _, _ = pg
     store = PostgresStore(shared.dsn, tenant_id="a", statement_timeout=0.5)
@@ -160,25 +164,9 @@ def test_a_copy_out_past_the_statement_timeout_says_so(pg, tenants):
         with psycopg.connect(db.owner_dsn) as owner:
             owner.execute("LOCK TABLE part IN ACCESS EXCLUSIVE MODE")
             with pytest.raises(QueryTimeout, match="statement timeout"):
-                store.sql("SELECT count(*) FROM part")
+                read(store)
             owner.rollback()
-        assert store.sql("SELECT count(*) AS n FROM part")["n"][0] == 1
-    finally:
-        store.close()
-
-
-def test_a_dataframe_query_past_the_statement_timeout_says_so(pg, tenants):
-    from forge_jupyter import frames
-
-    db, shared, _, _ = pg
-    store = PostgresStore(shared.dsn, tenant_id="a", statement_timeout=0.5)
-    try:
-        with psycopg.connect(db.owner_dsn) as owner:
-            owner.execute("LOCK TABLE part IN ACCESS EXCLUSIVE MODE")
-            with pytest.raises(QueryTimeout, match="statement timeout"):
-                frames.parts(store)
-            owner.rollback()
-        assert len(frames.parts(store)) == 1
+        assert read(store) == 1
     finally:
         store.close()
 
