@@ -30,7 +30,6 @@ from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import duckdb
     import pandas as pd
 
 T = TypeVar("T")
@@ -197,9 +196,11 @@ class Store(ABC):
 
     # -- SQL over the documented views (store/views.py) -----------------------------------
 
-    def reading(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """A DuckDB connection holding the schema's tables and views (every tenant's rows,
-        or only this one's), for read-only SQL; scope queries with ``query.select``."""
+    def reading(self) -> contextlib.AbstractContextManager[Any]:
+        """A read-only connection holding the schema's tables and views (every tenant's rows,
+        or only this one's): a DuckDB one where ``duckdb_sql`` is true (DuckDB, memory; scope
+        queries with ``query.select``), else the backend's own (PostgreSQL: its views, scoped
+        by row-level security; postgres_select.py)."""
         raise NotImplementedError(f"{type(self).__name__} offers no SQL over its rows")
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
