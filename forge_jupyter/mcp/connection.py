@@ -90,7 +90,7 @@ class Connection:
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), self.spec.startup_timeout)
         except BaseException as exc:
-            await self._halt()
+            await self._halt(graceful=False)  # mid-handshake: nothing to wind down politely
             if isinstance(exc, asyncio.TimeoutError | TimeoutError):
                 why = (f"it did not answer within {self.spec.startup_timeout:g} s "
                        "(startup_timeout in its configuration)")
@@ -224,12 +224,12 @@ class Connection:
 
     # -- stopping ---------------------------------------------------------------------------
 
-    async def _halt(self) -> None:
+    async def _halt(self, graceful: bool = True) -> None:
         self._stopping = True
         if self._done is not None:
             self._done.set()
         if self._task is not None and not self._task.done():
-            _, pending = await asyncio.wait({self._task}, timeout=6)
+            _, pending = await asyncio.wait({self._task}, timeout=6 if graceful else 0)
             if pending:
                 self._task.cancel()
                 await asyncio.wait({self._task}, timeout=3)

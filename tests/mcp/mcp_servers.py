@@ -1,6 +1,7 @@
 """Real MCP servers for the tests, written with the same SDK the client uses.
 
     python tests/mcp/mcp_servers.py stdio [NAME]      # serve over stdin/stdout
+    python tests/mcp/mcp_servers.py stdio-stubborn    # …and stay alive after stdin closes
     python tests/mcp/mcp_servers.py http PORT         # streamable HTTP on 127.0.0.1:PORT
 
 Tools: ``lookup`` (read-only), ``delete_row`` (destructive), ``touch`` (no annotations),
@@ -105,3 +106,5 @@ if __name__ == "__main__":
         build().run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         build(sys.argv[2] if len(sys.argv) > 2 else "testsrv").run("stdio")
+        if mode == "stdio-stubborn":  # a server that outlives its stdin: only a signal stops it
+            time.sleep(3600)
