@@ -20,6 +20,7 @@ are cut to ``MAX_DESCRIPTION`` characters.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -168,7 +169,8 @@ class Skills:
         if file:
             return ToolResult(self._file(skill, file), title=f"skill {name}: {file}"[:120])
         _, body = front_matter(read_bounded(skill.folder / "SKILL.md"))
-        files = sorted(str(p.relative_to(skill.folder)) for p in skill.folder.rglob("*")
+        walked = itertools.islice(skill.folder.rglob("*"), 10 * MAX_LISTED_FILES)
+        files = sorted(str(p.relative_to(skill.folder)) for p in walked
                        if p.is_file() and p.name != "SKILL.md")
         text = f"# Skill: {name}\n\n{body}"
         if files:
