@@ -147,10 +147,7 @@ class Connection:
         self.rejected = []
         cursor = None
         for _ in range(MAX_PAGES):
-            data: dict[str, Any] = {"method": "tools/list", "params": {"cursor": cursor} if cursor else {}}
-            opts: dict[str, Any] = {}
-            session._stamp(data, opts)  # the protocol-version header, as the SDK sends it
-            raw = await session._dispatcher.send_raw_request("tools/list", data["params"], opts)
+            raw = await raw_request(session, "tools/list", {"cursor": cursor} if cursor else {})
             items = raw.get("tools") if isinstance(raw, dict) else None
             for item in items if isinstance(items, list) else []:
                 try:
@@ -250,15 +247,23 @@ class Connection:
         self.restarts_left, self.error = 1, None
 
 
+async def raw_request(session: Any, method: str, params: dict[str, Any]) -> Any:
+    """A request's raw result through the session's dispatcher (the SDK's private layer under
+    ``send_request``, pinned by mcp<3). Why not the public calls: ``list_tools`` refuses a whole
+    listing for one malformed tool; ``call_tool`` re-lists the tools strictly to check
+    structured output (which this client does not read)."""
+    data: dict[str, Any] = {"method": method, "params": params}
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)  # the protocol-version header, as the SDK sends it
+    return await session._dispatcher.send_raw_request(method, data["params"], opts)
+
+
 async def _call_tool(client: Any, tool: str, arguments: dict[str, Any]) -> Any:
-    """tools/call, its result validated as a CallToolResult. Not ``Client.call_tool``: that
-    re-lists the tools (strictly, failing on one malformed tool) to check structured output,
-    which this client does not read."""
+    """tools/call, its result validated as a CallToolResult (the text shared, not copied)."""
     import mcp_types as types
 
-    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool,
-                                                                       arguments=arguments))
-    return await client.session.send_request(request, types.CallToolResult)
+    raw = await raw_request(client.session, "tools/call", {"name": tool, "arguments": arguments})
+    return types.CallToolResult.model_validate(raw, by_name=False)
 
 
 def describe(exc: BaseException | None) -> str:
