@@ -153,10 +153,15 @@ def servers_of(document: Any, source: str, problems: list[str]) -> dict[str, Ser
     if not isinstance(document, dict):
         problems.append(f"{source}: expected a JSON object with mcpServers")
         return {}
-    inner = document.get("mcpServers", document.get("servers", document.get("mcp", document)))
-    if not isinstance(inner, dict):
-        problems.append(f"{source}: mcpServers must be an object of servers")
-        return {}
+    inner: Any = document  # the servers themselves, or under one of the formats' keys:
+    for key in ("mcpServers", "servers", "mcp"):  # Claude Desktop, VS Code, opencode
+        value = document.get(key)
+        if isinstance(value, dict) and not {"command", "url"} & value.keys():
+            inner = value  # (a server named "mcp" is a server, not a list of them)
+            break
+        if key == "mcpServers" and value is not None:
+            problems.append(f"{source}: mcpServers must be an object of servers")
+            return {}
     found: dict[str, ServerSpec] = {}
     for raw, entry in inner.items():
         spec = parse_server(raw, entry, source, problems)

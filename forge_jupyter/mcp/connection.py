@@ -95,6 +95,7 @@ class Connection:
                 why = (f"it did not answer within {self.spec.startup_timeout:g} s "
                        "(startup_timeout in its configuration)")
             elif isinstance(exc, asyncio.CancelledError):
+                self.state = "idle"  # the prompt was stopped: the next one starts it afresh
                 raise
             else:
                 why = describe(exc)
