@@ -35,6 +35,7 @@ class McpServers:
         self.registered: dict[str, tuple[str, str]] = {}  # tool name → (server, remote name)
         self.skipped: dict[str, list[str]] = {}  # server → why some of its tools are left out
         self._told: set[str] = set()  # notices already given once
+        self._adapted: dict[tuple[str, int, str], Any] = {}  # (server, start, tool) → Tool
 
     def __bool__(self) -> bool:
         return bool(self.specs)
@@ -50,12 +51,13 @@ class McpServers:
         return fresh
 
     def sync(self, registry: ToolRegistry) -> list[str]:
-        """Register the running servers' tools, unregister the tools of servers that are down."""
+        """Register the running servers' tools, unregister the tools of servers that are down.
+        Changes only what changed: a turn deciding its table meanwhile (another session's,
+        another thread's) never sees the MCP tools missing for a moment."""
         notices: list[str] = []
-        for name in list(self.registered):
-            registry.unregister(name)
-        self.registered = {}
-        taken = set(registry.names())
+        taken = set(registry.names()) - set(self.registered)
+        wanted: dict[str, Any] = {}
+        placed: dict[str, tuple[str, str]] = {}
         for server, conn in self.supervisor.connections.items():
             if conn.state == "untrusted":
                 notices.append(conn.unavailable())
@@ -65,17 +67,26 @@ class McpServers:
             for listed in conn.tools:
                 name = tool_name(server, str(listed.name))
                 problem = schema_problem(listed.input_schema)
-                if problem is None and name in taken:
+                if problem is None and (name in taken or name in wanted):
                     problem = f"its name {name!r} is taken by another tool"
                 if problem is not None:
                     skipped.append(f"{str(listed.name)[:64]!r}: {problem}")
                     continue
-                registry.register(adapt(self, server, listed, name, conn.spec.timeout))
-                self.registered[name] = (server, listed.name)
-                taken.add(name)
+                key = (server, conn.starts, listed.name)  # the same listing: the same Tool
+                tool = self._adapted.get(key)
+                if tool is None or registry.get(name) is not tool:
+                    tool = self._adapted[key] = adapt(self, server, listed, name, conn.spec.timeout)
+                wanted[name], placed[name] = tool, (server, listed.name)
             if skipped:
                 notices.append(f"MCP server {server!r}: {len(skipped)} tool(s) left out — "
                                + "; ".join(skipped[:5]))
+        for name in set(self.registered) - set(wanted):
+            registry.unregister(name)
+        for name, tool in wanted.items():
+            if registry.get(name) is not tool:
+                registry.register(tool)
+        self.registered = placed
+        self._adapted = {k: t for k, t in self._adapted.items() if t in wanted.values()}
         return notices
 
     def status(self) -> list[dict[str, Any]]:

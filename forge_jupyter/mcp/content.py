@@ -17,6 +17,7 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,10 @@ def clean_mime(raw: Any, default: str = "application/octet-stream") -> str:
     return mime if _MIME.match(mime) else default
 
 
-def convert(result: Any, *, folder: str | None, stem: str) -> Converted:
-    """The model's text and the saved files of one CallToolResult."""
+def convert(result: Any, *, folder: str | None, stem: str,
+            scrub: Callable[[str], str | None] = lambda s: s) -> Converted:
+    """The model's text and the saved files of one CallToolResult. ``scrub`` hides secrets in
+    a text resource before it is saved (the text the model reads is scrubbed by run_call)."""
     out = Converted("")
     pieces: list[str] = []
     for i, block in enumerate(result.content or []):
@@ -72,7 +75,7 @@ def convert(result: Any, *, folder: str | None, stem: str) -> Converted:
             mime = clean_mime(res.mime_type, "text/plain" if hasattr(res, "text") else
                               "application/octet-stream")
             if hasattr(res, "text"):
-                data = valid_text(res.text)
+                data = scrub(valid_text(res.text)) or ""
                 note = _save_bytes(out, data.encode(), mime, "resource", folder, f"{stem}-{i}")
                 pieces.append(f"[resource {uri} ({mime}){note}]\n{data}")
             else:

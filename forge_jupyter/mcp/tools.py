@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ToolError
 from ..model import FilePart
-from ..scrub import valid_text
+from ..scrub import Scrubber, valid_text
 from ..tools.base import Tool, ToolContext, ToolResult
 from .connection import ServerError
 from .content import convert
@@ -94,7 +94,11 @@ def adapt(manager: Any, server: str, listed: Any, name: str, timeout: float | No
         except ServerError as exc:
             raise ToolError(str(exc)) from None
         folder = f"{ctx.output_dir}/mcp" if ctx.output_dir else None
-        converted = await asyncio.to_thread(convert, result, folder=folder, stem=ctx.part_id)
+        # The run's scrubber (it knows this turn's keys); a direct call: the environment's.
+        scrub = getattr(ctx.run.writer if ctx.run else None, "scrubber", None) \
+            or Scrubber.from_environment()
+        converted = await asyncio.to_thread(convert, result, folder=folder, stem=ctx.part_id,
+                                            scrub=scrub)
         _record_files(ctx, converted)
         if result.is_error:
             raise ToolError(converted.text or f"{name} failed (the server gave no reason).")

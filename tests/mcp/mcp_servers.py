@@ -93,6 +93,12 @@ def build(name: str = "testsrv") -> MCPServer:
         return line * (megabytes * 1024 * 1024 // 100)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def env_report(var: str) -> list:
+        """An embedded text resource quoting an environment variable."""
+        return [EmbeddedResource(type="resource", resource=TextResourceContents(
+            uri="mem://env", mime_type="text/plain", text=f"{var}={os.environ.get(var, '')}\n"))]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def whoami(var: str = "") -> str:
         """This process's pid, and the value of an environment variable."""
         return f"pid={os.getpid()} {var}={os.environ.get(var, '')}"

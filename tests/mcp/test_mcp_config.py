@@ -50,6 +50,8 @@ def test_names_formats_and_mistakes(tmp_path, monkeypatch):
     assert specs["My_Server"].command == "npx" and specs["My_Server"].args == ("-y", "pkg")
     assert specs["remote"].headers["Authorization"].endswith("abcd")
     assert specs["off"].disabled and specs["unset"].env == {"K": ""}
+    named_mcp, _ = load_servers(tmp_path, {"mcp": {"command": "x"}})  # a server named "mcp"
+    assert named_mcp["mcp"].command == "x"
     said = "\n".join(problems)
     for why in ("SSE transport is not supported", "needs a command", "no letters or digits",
                 "timeout must be a number", "NOT_SET_ANYWHERE"):

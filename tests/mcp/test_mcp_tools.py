@@ -143,13 +143,16 @@ def test_secrets_stay_hidden_and_the_kernels_keys_stay_home(mcp_forge, server, m
     monkeypatch.setenv("FAKEPROVIDER_API_KEY", "sk-kernelkey-0123456789abcdef0123")
     monkeypatch.setenv("SERVICE_SECRET_VALUE", "svc-9f8e7d6c5b4a")
     server.add(Turn([tool_call("t__whoami", {"var": "SERVICE_TOKEN"}),
-                     tool_call("t__whoami", {"var": "FAKEPROVIDER_API_KEY"})]), Turn.text("ok"))
+                     tool_call("t__whoami", {"var": "FAKEPROVIDER_API_KEY"}),
+                     tool_call("t__env_report", {"var": "SERVICE_TOKEN"})]), Turn.text("ok"))
     forge = mcp_forge(stdio("t", env={"SERVICE_TOKEN": "${SERVICE_SECRET_VALUE}"}))
     s = forge.session("s")
     s.prompt("who")
-    mine, kernel = tool_parts(forge, s)
+    mine, kernel, report = tool_parts(forge, s)
     assert "svc-9f8e7d6c5b4a" not in mine.output and "SERVICE_TOKEN=[secret:" in mine.output
     assert kernel.output.endswith("FAKEPROVIDER_API_KEY=")  # not passed to the server at all
+    saved = Path(report.metadata["files"][0]["path"]).read_text()  # the file on disk too
+    assert "svc-9f8e7d6c5b4a" not in saved and saved.startswith("SERVICE_TOKEN=[secret:")
     wire = str(server.requests[1].body)
     assert "svc-9f8e7d6c5b4a" not in wire and "sk-kernelkey" not in wire
     assert "svc-9f8e7d6c5b4a" not in str(forge.mcp.status())
