@@ -167,6 +167,8 @@ class Connection:
     def _end_reason(self) -> str:
         if self.proc.too_big:
             return f"sent a message over {MAX_MESSAGE // (1 << 20)} MB and was stopped"
+        if self.spec.transport == "http":
+            return "its HTTP connection closed"
         code = self.proc.returncode
         return "exited" + (f" with code {code}" if code is not None else "") + self.stderr_tail()
 
