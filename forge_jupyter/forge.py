@@ -287,7 +287,8 @@ class Forge(HistoryAsData):
             await asyncio.to_thread(self.projection.flush)
 
     def close(self) -> None:
-        self.mcp.close()  # the servers first: nothing of them outlives the Forge
+        if getattr(self, "mcp", None) is not None:  # the servers first: none outlives the Forge
+            self.mcp.close()
         self.flush()
         self.store.close()
 

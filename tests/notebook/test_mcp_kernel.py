@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import psutil
-from nb_kernel import forge_kernel
+from nb_kernel import forge_kernel, usage_error
 
 from forge_jupyter.testing import Turn, tool_call
 
@@ -60,6 +60,13 @@ def test_mcp_in_a_kernel_lists_runs_and_leaves_no_orphans(model_server, tmp_path
         assert "t__touch" in r.stdout and "unknown (asks)" in r.stdout
         running = _servers(kernel_pid)
         assert len(running) == 2
+        r = k.run("%forge mcp restart nope")
+        assert usage_error(r) and "no MCP server named 'nope' (servers: t, u)" in r.stderr
+        skill = tmp_path / ".forge" / "skills" / "plots"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: plots\ndescription: Our plot style\n---\nx\n")
+        r = k.run("%forge skills")
+        assert "plots" in r.stdout and "Our plot style" in r.stdout, r.text
     finally:
         k.kc.stop_channels()
         k.km.shutdown_kernel(now=False)  # as Jupyter shuts a kernel down: a request, then wait
