@@ -22,7 +22,7 @@ from .errors import NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT
-from .scrub import remember, secret_params
+from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.retry import RetryPolicy
 from .session.session import Session
@@ -251,8 +251,9 @@ class Forge(HistoryAsData):
         if self.skills is not None:
             self.skills.sync(self.registry)
         if self.mcp:
+            scrub = Scrubber.from_environment()  # a server's stderr may quote its own keys
             for notice in await self.mcp.prepare(self.registry):
-                self.announce(session_id, notice)
+                self.announce(session_id, scrub(notice) or "")
 
     def output_dir(self, session_id: str) -> str:
         """Where full outputs of truncated tool results are saved for the session."""

@@ -99,7 +99,7 @@ class Connection:
                 raise
             else:
                 why = describe(exc)
-            self._crashed(f"could not start: {why}")
+            self._crashed(f"could not start: {why}{self.stderr_tail()}")
             raise ServerError(f"MCP server {self.spec.name!r} {self.error}") from None
         self.state, self.started_at = "running", time.time()
 

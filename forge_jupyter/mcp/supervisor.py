@@ -123,3 +123,5 @@ class Supervisor:
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(2)
+            if not self._thread.is_alive():
+                loop.close()

@@ -227,3 +227,21 @@ def test_close_stops_every_server(mcp_forge, server):
     assert all(alive(p) for p in pids) and len(set(pids)) == 2
     forge.close()
     assert not any(alive(p) for p in pids)
+
+
+def test_a_server_that_dies_at_start_is_said_with_its_stderr_scrubbed(mcp_forge, server,
+                                                                       monkeypatch):
+    import sys
+
+    monkeypatch.setenv("DIES_SECRET_TOKEN", "dq-7Hx9Lm2Pq4Rs")
+    server.add(Turn.text("no tools"))
+    code = "import sys; print('bad config, token', sys.argv[1], file=sys.stderr); sys.exit(2)"
+    forge = mcp_forge({"dies": {"command": sys.executable,
+                                "args": ["-c", code, "${DIES_SECRET_TOKEN}"],
+                                "env": {"DIES_SECRET_TOKEN": "${DIES_SECRET_TOKEN}"}}})
+    notices = []
+    forge.bus.subscribe(lambda e: notices.append(e.detail.get("message", "")), types=SessionStatus)
+    forge.session("s").prompt("hello")
+    said = [n for n in notices if "dies" in n]
+    assert said and "could not start" in said[0] and "bad config, token" in said[0]
+    assert "dq-7Hx9Lm2Pq4Rs" not in " ".join(notices) and "[secret:" in said[0]
