@@ -14,7 +14,8 @@ from forge_jupyter.testing import Turn, tool_call
 
 def test_tools_are_offered_as_server__tool_with_the_servers_schema_and_run(mcp_forge, server):
     server.add(Turn([tool_call("t__lookup", {"key": "a"}), tool_call("t__chart", {}),
-                     tool_call("t__report", {})]), Turn.text("done"))
+                     tool_call("t__report", {}), tool_call("t__lookup", {"key": 5})]),
+               Turn.text("done"))
     forge = mcp_forge(stdio("t"))
     s = forge.session("s")
     assert s.prompt("look a up").text == "done"
@@ -22,8 +23,10 @@ def test_tools_are_offered_as_server__tool_with_the_servers_schema_and_run(mcp_f
     assert {"t__lookup", "t__chart", "t__delete_row", "t__touch"} <= set(offered)
     assert offered["t__lookup"]["parameters"]["properties"]["key"]["type"] == "string"
     assert offered["t__lookup"]["description"].startswith("[MCP server t] Look a row up")
-    lookup, chart, report = tool_parts(forge, s)
+    lookup, chart, report, wrong = tool_parts(forge, s)
     assert (lookup.state, lookup.output) == ("completed", "alpha")
+    # Arguments are checked against the server's schema before anything is sent to it.
+    assert wrong.state == "error" and wrong.error.startswith("Invalid arguments for t__lookup: key:")
     # The image is a file in the session's output folder, named after the call, never the server.
     png = Path(chart.metadata["files"][0]["path"])
     assert png.parent == Path(forge.output_dir(s.id)) / "mcp" and png.name.startswith(chart.id)
