@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import posixpath
 import re
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..errors import ToolError
 from ..model import FilePart
 from ..scrub import Scrubber, valid_text
 from ..tools.base import Tool, ToolContext, ToolResult
+from ..tools.permission import subject_of
 from .connection import ServerError
 from .content import convert
 
@@ -83,6 +85,23 @@ def hint_label(tool: Any) -> str:
     return "destructive" if hints.destructive_hint is not False else "writes"
 
 
+def subject(args: dict[str, Any], root: str | None = None, output_dir: str | None = None) -> str:
+    """What a rule's argument pattern matches for an MCP tool: the argument the builtins use
+    (``path``, ``query``, …; else the JSON of all arguments), with every path-like string
+    normalized first — ``./data/x``, ``data//x`` and ``data/sub/../x`` are ``data/x``, and
+    ``data/../secret`` is ``secret`` — so ``files__write_file:data/*=allow`` cannot be walked
+    out of. The server's own links and encodings stay its business: a rule on an MCP tool's
+    arguments is a convenience, the tool-level rule (``files__*=ask``) the boundary."""
+    return subject_of({k: _normal(v) for k, v in args.items()})
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, str) and ("/" in value or "\\" in value) and "://" not in value:
+        norm = posixpath.normpath(value.replace("\\", "/"))
+        return "/" + norm.lstrip("/") if norm.startswith("/") else norm
+    return value
+
+
 def adapt(manager: Any, server: str, listed: Any, name: str, timeout: float | None) -> Tool:
     """The registry tool that calls ``listed`` (an mcp_types.Tool) on ``server``."""
     remote = listed.name
@@ -110,7 +129,7 @@ def adapt(manager: Any, server: str, listed: Any, name: str, timeout: float | No
 
     return Tool(name=name, description=f"[MCP server {server}] {description}",
                 parameters=listed.input_schema, execute=execute, mutating=mutating(listed),
-                timeout=timeout)
+                timeout=timeout, subject=subject)
 
 
 def _record_files(ctx: ToolContext, converted: Any) -> None:

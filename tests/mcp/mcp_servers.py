@@ -4,7 +4,8 @@
     python tests/mcp/mcp_servers.py stdio-stubborn    # …and stay alive after stdin closes
     python tests/mcp/mcp_servers.py http PORT         # streamable HTTP on 127.0.0.1:PORT
 
-Tools: ``lookup`` (read-only), ``delete_row`` (destructive), ``touch`` (no annotations),
+Tools: ``lookup`` (read-only), ``delete_row`` (destructive), ``write_note`` (additive, takes a
+``path``), ``touch`` (no annotations),
 ``slow`` (sleeps), ``hang`` (never answers), ``chart`` (an image), ``report`` (an embedded
 resource), ``fail`` (raises), ``crash`` (the process dies mid-call), ``huge`` (N MB of text),
 ``whoami`` (its pid and the environment variable it was asked for).
@@ -46,6 +47,11 @@ def build(name: str = "testsrv") -> MCPServer:
         """Delete a row (destructive)."""
         rows.pop(key, None)
         return f"deleted {key}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    def write_note(path: str, text: str) -> str:
+        """Write a note at ``path`` (additive: it says so, without writing anything here)."""
+        return f"wrote {path}"
 
     @server.tool()
     def touch(key: str) -> str:

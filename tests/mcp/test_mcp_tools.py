@@ -71,6 +71,21 @@ def test_rules_name_mcp_tools_like_any_tool(mcp_forge, server):
     assert not [t for t in server.requests[-1].tools if t.startswith("t__")]
 
 
+def test_a_path_pattern_on_an_mcp_tool_cannot_be_walked_out_of(mcp_forge, server):
+    inside = ["data/a.txt", "./data/b.txt", "data//c.txt", "data/sub/../d.txt"]
+    outside = ["data/../secret.txt", "data/../../etc/passwd", "./data/./../x", "secret/data/y"]
+    server.add(Turn([tool_call("t__write_note", {"path": p, "text": "x"}) for p in inside + outside]),
+               Turn.text("ok"))
+    forge = mcp_forge(stdio("t"), permissions=["t__write_note:data/*=allow"])
+    asked = []
+    forge.on_approval(lambda r: (asked.append(r.subject), Answer("deny", "no", "bob"))[1])
+    s = forge.session("s")
+    s.prompt("notes")
+    parts = tool_parts(forge, s)
+    assert [p.state for p in parts] == ["completed"] * 4 + ["error"] * 4
+    assert asked == ["secret.txt", "../etc/passwd", "x", "secret/data/y"]
+
+
 def test_a_crash_mid_call_is_a_tool_error_and_the_server_restarts_once(mcp_forge, server):
     server.add(Turn([tool_call("t__crash", {})]), Turn([tool_call("t__whoami", {})]),
                Turn([tool_call("t__crash", {})]), Turn([tool_call("t__whoami", {})]),
