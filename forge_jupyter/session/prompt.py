@@ -57,6 +57,10 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
     try:
         run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
         await forge.flush_async()  # rows of earlier runs land before we read
+        # MCP servers start on first use, before the lease (a start may take its minute).
+        prepare = getattr(forge, "prepare_tools", None)
+        if prepare is not None:
+            await prepare(sid)
         leased, held, recovered, view = await asyncio.to_thread(_take_runner, store, sid,
                                                                 run.owner)
         if not leased:
