@@ -1,0 +1,106 @@
+"""The agent's tools over long-term memory: ``memory_search`` and ``memory_get``.
+
+Both only read, so the ``build`` and ``plan`` agents allow them by default; permission rules
+match the query (``memory_search:*salary*=deny``) and the path (``memory_get:private/*=deny``)
+as for any tool. ``memory_get`` never leaves the memory folder (``..``, absolute paths and
+symbolic links are refused as the file tools refuse them). Outputs are truncated and scrubbed
+like every tool's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ToolError
+from ..tools.base import Tool, ToolContext, ToolResult, tool_from_function
+from ..tools.truncate import cut_line
+from .search import MAX_RESULTS
+
+GET_LINES = 200  # lines one memory_get call returns at most
+
+SEARCH_DESCRIPTION = """Search long-term memory: MEMORY.md (curated facts) and the daily logs \
+of earlier sessions' work (tool results and decisions that compaction summarized away). Use it \
+before answering questions about prior work, decisions, numbers found earlier, preferences or \
+conventions. Returns the best-matching snippets with file, line range and score; read more of \
+a file with memory_get."""
+
+GET_DESCRIPTION = f"""Read lines of a long-term memory file (a path memory_search returned, \
+e.g. MEMORY.md or 2026-11-30.md), numbered; at most {GET_LINES} lines a call."""
+
+
+def _memory(ctx: ToolContext) -> Any:
+    memory = getattr(ctx.forge, "memory", None)
+    if memory is None:
+        raise ToolError("Long-term memory is not set up for this Forge (Forge.memory_dir).")
+    return memory
+
+
+def memory_search(query: str, k: int = 5, *, ctx: ToolContext) -> ToolResult:
+    """Search long-term memory.
+
+    query: What to look for, in a few words.
+    k: How many snippets to return.
+    """
+    try:
+        result = _memory(ctx).search(query, k)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    if result.mode == "hybrid":
+        w = _memory(ctx).weights
+        head = (f"Hybrid search (keyword {w.keyword:g}, vector {w.vector:g}, half-life "
+                f"{w.half_life_days:g} days).")
+    else:
+        head = "Keyword-only search" + (f": {result.note}." if result.note else ".")
+    if not result.hits:
+        return ToolResult(f"{head}\nNothing in long-term memory matches {query!r}.",
+                          title=f"memory: {query[:60]}",
+                          metadata={"mode": result.mode, "note": result.note, "hits": 0})
+    blocks = [head]
+    for i, h in enumerate(result.hits, start=1):
+        lines = f"{h.start_line}" if h.start_line == h.end_line else f"{h.start_line}-{h.end_line}"
+        blocks.append(f"[{i}] {h.path}:{lines} (score {h.score:.3f})\n{h.snippet}")
+    return ToolResult("\n\n".join(blocks), title=f"memory: {query[:60]}",
+                      metadata={"mode": result.mode, "note": result.note, "hits": len(result.hits),
+                                "files": sorted({h.path for h in result.hits})})
+
+
+def memory_get(path: str, start_line: int = 1, end_line: int | None = None, *,
+               ctx: ToolContext) -> ToolResult:
+    """Read lines of a memory file.
+
+    path: The file, relative to the memory folder (as memory_search shows it).
+    start_line: First line to show (1-based).
+    end_line: Last line to show (default: start_line + 199).
+    """
+    text = _memory(ctx).read(path)
+    lines = text.splitlines()
+    last = min(end_line if end_line is not None else start_line + GET_LINES - 1,
+               start_line + GET_LINES - 1, len(lines))
+    if end_line is not None and end_line < start_line:
+        raise ToolError(f"end_line={end_line} comes before start_line={start_line}.")
+    if not lines:
+        return ToolResult("(empty file)", title=path, metadata={"path": path, "total_lines": 0})
+    if start_line > len(lines):
+        raise ToolError(f"start_line={start_line} is past the end of {path}, which has "
+                        f"{len(lines):,} lines.")
+    shown = [f"{n:>6}\t{cut_line(lines[n - 1])}" for n in range(start_line, last + 1)]
+    footer = (f"\n(Lines {start_line:,}–{last:,} of {len(lines):,}; start_line={last + 1} reads on.)"
+              if last < len(lines) else f"\n(End of file: {len(lines):,} lines.)")
+    return ToolResult("\n".join(shown) + footer, title=path,
+                      metadata={"path": path, "start_line": start_line, "end_line": last,
+                                "total_lines": len(lines)})
+
+
+def memory_tools() -> list[Tool]:
+    search = tool_from_function(memory_search, name="memory_search", description=SEARCH_DESCRIPTION)
+    search.subject_arg = "query"
+    props = search.parameters["properties"]
+    props["k"].update(minimum=1, maximum=MAX_RESULTS)
+    props["query"]["minLength"] = 1
+    get = tool_from_function(memory_get, name="memory_get", description=GET_DESCRIPTION)
+    get.subject_arg = "path"
+    props = get.parameters["properties"]
+    props["start_line"]["minimum"] = 1
+    if "end_line" in props:
+        props["end_line"].setdefault("minimum", 1)
+    return [search, get]
