@@ -14,12 +14,13 @@ import asyncio
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
 from .errors import NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
+from .memory import LongTermMemory, Weights, memory_path
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT
 from .scrub import remember, secret_params
@@ -34,6 +35,9 @@ from .tools.permission import Rule
 from .tools.plugins import plugin_manager
 from .tools.profiles import check_profile
 from .tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def open_store(db: str | os.PathLike[str] | Store | None, *, tenant: str = "default") -> Store:
@@ -92,6 +96,11 @@ class Forge(HistoryAsData):
         output_root: str | os.PathLike[str] | None = None,
         load_plugins: bool = True,
         max_age: Any = None,
+        memory_dir: str | os.PathLike[str] | None = None,
+        memory_embedding_model: str | None = None,
+        memory_keyword_weight: float = 0.3,
+        memory_vector_weight: float = 0.7,
+        memory_half_life_days: float = 7.0,
         **litellm_kwargs: Any,
     ) -> None:
         self.store = open_store(db, tenant=tenant)
@@ -128,10 +137,15 @@ class Forge(HistoryAsData):
         self.registry = ToolRegistry()
         self.plugins = plugin_manager(load_entry_points=load_plugins)
         self.builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
+        self._memory_sig: tuple[Any, ...] | None = None
+        self.set_memory(memory_dir, embedding_model=memory_embedding_model,
+                        keyword_weight=memory_keyword_weight, vector_weight=memory_vector_weight,
+                        half_life_days=memory_half_life_days)
         if builtin_tools:
+            from .memory.tools import memory_tools
             from .tools.builtin import builtin_tools as make_builtins
 
-            for t in make_builtins():
+            for t in [*make_builtins(), *memory_tools(lambda: self.memory)]:
                 self.builtins[t.name] = self.registry.register(t)
         for plugged in self.plugins.hook.forge_tools(forge=self):
             for t in plugged or ():
@@ -186,6 +200,30 @@ class Forge(HistoryAsData):
             return f
 
         return register(fn) if fn is not None else register
+
+    # -- long-term memory ------------------------------------------------------------------
+
+    def set_memory(self, memory_dir: str | os.PathLike[str] | None = None, *,
+                   embedding_model: str | None = None, keyword_weight: float = 0.3,
+                   vector_weight: float = 0.7, half_life_days: float = 7.0) -> LongTermMemory:
+        """Where long-term memory lives and how it ranks (``%config Forge.memory_dir`` lands
+        here); nothing is created on disk before its first use."""
+        sig = (str(memory_path(memory_dir, self.root)), embedding_model, keyword_weight,
+               vector_weight, half_life_days, self.litellm_kwargs.get("api_base"))
+        if sig != self._memory_sig:
+            self.memory = LongTermMemory(
+                self.store, sig[0], embedding_model=embedding_model,
+                litellm_kwargs=self.litellm_kwargs,
+                weights=Weights(keyword_weight, vector_weight, half_life_days))
+            self._memory_sig = sig
+        return self.memory
+
+    def memory_search(self, query: str, k: int = 5) -> pd.DataFrame:
+        """The ``k`` best snippets of long-term memory for ``query``: file, start_line,
+        end_line, score, snippet (``.attrs["note"]`` says why, when it was keyword-only)."""
+        from .memory.frame import hits_frame
+
+        return hits_frame(self.memory.search(query, k))
 
     # -- approvals -------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ def make_forge(fake_model_server, tmp_path):
             kwargs["model"] = model
         kw.setdefault("retry", FAST_RETRY)
         kw.setdefault("builtin_tools", False)  # core tests pin the loop, not the builtins
+        kw.setdefault("memory_dir", tmp_path / "memory")  # compaction logs there, not in cwd
         path = str(tmp_path / "forge.duckdb") if db == "duckdb" else db
         forge = Forge(db=path, **kwargs, **kw)
         made.append(forge)

@@ -1,31 +1,30 @@
 """The agent's tools over long-term memory: ``memory_search`` and ``memory_get``.
 
 Both only read, so the ``build`` and ``plan`` agents allow them by default; permission rules
-match the query (``memory_search:*salary*=deny``) and the path (``memory_get:private/*=deny``)
-as for any tool. ``memory_get`` never leaves the memory folder (``..``, absolute paths and
+match the query (``memory_search:*salary*=deny``) and the path relative to the memory folder,
+normalized as the file tools' paths are (``memory_get:private/*=deny``). ``memory_get`` never leaves the memory folder (``..``, absolute paths and
 symbolic links are refused as the file tools refuse them). Outputs are truncated and scrubbed
 like every tool's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ToolError
 from ..tools.base import Tool, ToolContext, ToolResult, tool_from_function
+from ..tools.paths import ignores_case, locate
+from ..tools.permission import PathSubject
 from ..tools.truncate import cut_line
 from .search import MAX_RESULTS
 
 GET_LINES = 200  # lines one memory_get call returns at most
 
-SEARCH_DESCRIPTION = """Search long-term memory: MEMORY.md (curated facts) and the daily logs \
-of earlier sessions' work (tool results and decisions that compaction summarized away). Use it \
-before answering questions about prior work, decisions, numbers found earlier, preferences or \
-conventions. Returns the best-matching snippets with file, line range and score; read more of \
-a file with memory_get."""
-
-GET_DESCRIPTION = f"""Read lines of a long-term memory file (a path memory_search returned, \
-e.g. MEMORY.md or 2026-11-30.md), numbered; at most {GET_LINES} lines a call."""
+# Short: the two tools are in every full tool table (tests/core/test_tool_profile.py caps it)
+SEARCH_DESCRIPTION = ("Search long-term memory (facts, earlier sessions' results and decisions) "
+                      "for prior work: snippets with file:lines.")
+GET_DESCRIPTION = "Read lines of a memory file memory_search named."
 
 
 def _memory(ctx: ToolContext) -> Any:
@@ -36,11 +35,7 @@ def _memory(ctx: ToolContext) -> Any:
 
 
 def memory_search(query: str, k: int = 5, *, ctx: ToolContext) -> ToolResult:
-    """Search long-term memory.
-
-    query: What to look for, in a few words.
-    k: How many snippets to return.
-    """
+    """Search long-term memory."""
     try:
         result = _memory(ctx).search(query, k)
     except ValueError as exc:
@@ -64,19 +59,13 @@ def memory_search(query: str, k: int = 5, *, ctx: ToolContext) -> ToolResult:
                                 "files": sorted({h.path for h in result.hits})})
 
 
-def memory_get(path: str, start_line: int = 1, end_line: int | None = None, *,
+def memory_get(path: str, start_line: int = 1, end_line: int = 0, *,
                ctx: ToolContext) -> ToolResult:
-    """Read lines of a memory file.
-
-    path: The file, relative to the memory folder (as memory_search shows it).
-    start_line: First line to show (1-based).
-    end_line: Last line to show (default: start_line + 199).
-    """
+    """Read lines of a memory file (end_line 0: 200 lines)."""
     text = _memory(ctx).read(path)
     lines = text.splitlines()
-    last = min(end_line if end_line is not None else start_line + GET_LINES - 1,
-               start_line + GET_LINES - 1, len(lines))
-    if end_line is not None and end_line < start_line:
+    last = min(end_line or start_line + GET_LINES - 1, start_line + GET_LINES - 1, len(lines))
+    if end_line and end_line < start_line:
         raise ToolError(f"end_line={end_line} comes before start_line={start_line}.")
     if not lines:
         return ToolResult("(empty file)", title=path, metadata={"path": path, "total_lines": 0})
@@ -91,16 +80,29 @@ def memory_get(path: str, start_line: int = 1, end_line: int | None = None, *,
                                 "total_lines": len(lines)})
 
 
-def memory_tools() -> list[Tool]:
+def _file_subject(memory_of: Callable[[], Any]) -> Callable[..., PathSubject]:
+    """memory_get's permission subject: its path normalized inside the memory folder
+    (``../memory/private/x.md`` is ``private/x.md``), so a rule cannot be walked around by
+    spelling; a path that leaves the folder is refused (ToolError) before any rule is read."""
+
+    def subject(args: dict[str, Any], root: str | None, output_dir: str | None = None) -> PathSubject:
+        folder = str(memory_of().path)
+        found = locate(folder, args.get("path", "."))
+        return PathSubject(found.shown, folder, ignores_case(folder))
+
+    return subject
+
+
+def memory_tools(memory_of: Callable[[], Any]) -> list[Tool]:
+    """The two tools; ``memory_of()``: the Forge's LongTermMemory now (it may be reset)."""
     search = tool_from_function(memory_search, name="memory_search", description=SEARCH_DESCRIPTION)
     search.subject_arg = "query"
     props = search.parameters["properties"]
     props["k"].update(minimum=1, maximum=MAX_RESULTS)
     props["query"]["minLength"] = 1
     get = tool_from_function(memory_get, name="memory_get", description=GET_DESCRIPTION)
-    get.subject_arg = "path"
+    get.subject = _file_subject(memory_of)
     props = get.parameters["properties"]
     props["start_line"]["minimum"] = 1
-    if "end_line" in props:
-        props["end_line"].setdefault("minimum", 1)
+    props["end_line"]["minimum"] = 0
     return [search, get]
