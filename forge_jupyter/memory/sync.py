@@ -20,6 +20,7 @@ from .embed import Embedder, EmbeddingUnavailable
 from .folder import MemoryFolder, log_date
 
 BACKFILL = 256  # chunks embedded after a sync, at most, per sync
+GROUP = 32  # changed files embedded and written together
 
 
 @dataclass
@@ -43,6 +44,7 @@ def sync(folder: MemoryFolder, index: MemoryIndex, embedder: Embedder | None) ->
     known = index.files()
     files, report.skipped = folder.files()
     present = set()
+    pending: list[_Changed] = []
     for info in files:
         present.add(info.path)
         seen = known.get(info.path)
@@ -67,14 +69,37 @@ def sync(folder: MemoryFolder, index: MemoryIndex, embedder: Embedder | None) ->
             continue
         rows = [ChunkRow(chunk_id(), c.start_line, c.end_line, c.text, term_counts(c.text))
                 for c in chunk_markdown(text)]
-        _embed(rows, embedder, report)
-        index.replace(info.path, state, log_date(info.path), rows)
-        report.indexed.append(info.path)
+        pending.append(_Changed(info.path, state, rows))
+        if len(pending) >= GROUP:
+            _write(index, pending, embedder, report)
+            pending = []
+    _write(index, pending, embedder, report)
     for path in sorted(set(known) - present):
         index.drop(path)
         report.removed.append(path)
     _backfill(index, embedder, report)
     return report
+
+
+@dataclass
+class _Changed:
+    path: str
+    state: FileState
+    rows: list[ChunkRow]
+
+
+def _write(index: MemoryIndex, group: list[_Changed], embedder: Embedder | None,
+           report: SyncReport) -> None:
+    """A group of changed files: their chunks embedded together (fewer calls), then written
+    with the store held once (a DuckDB file opened once for the group, not once a file);
+    still one transaction per file."""
+    if not group:
+        return
+    _embed([r for changed in group for r in changed.rows], embedder, report)
+    with index.store.hold():
+        for changed in group:
+            index.replace(changed.path, changed.state, log_date(changed.path), changed.rows)
+            report.indexed.append(changed.path)
 
 
 def _embed(rows: list[ChunkRow], embedder: Embedder | None, report: SyncReport) -> None:

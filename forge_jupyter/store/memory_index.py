@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import Store
-from .rows import timestamp
+from .rows import append_rows, timestamp
 
+CHUNK_COLUMNS = ("tenant_id", "id", "folder", "path", "start_line", "end_line", "text", "terms",
+                 "file_date", "embedding", "embed_model", "embed_dims")
+TERM_COLUMNS = ("tenant_id", "folder", "path", "chunk_id", "term", "tf")
 BM25_K1 = 1.2  # term-frequency saturation
 BM25_B = 0.75  # length normalization
 
@@ -97,23 +100,14 @@ class MemoryIndex:
                 "$sha, $date, $chunks, $at)",
                 {**at, "size": state.size, "mtime": state.mtime_ns, "sha": state.sha256,
                  "date": file_date, "chunks": len(chunks), "at": timestamp(time.time())})
-            for c in chunks:
-                con.execute(
-                    "INSERT INTO memory_chunk (tenant_id, id, folder, path, start_line, end_line, "
-                    "text, terms, file_date, embedding, embed_model, embed_dims) VALUES ($tenant, "
-                    "$id, $folder, $path, $start, $end, $text, $terms, $date, "
-                    "CAST($embedding AS REAL[]), $model, $dims)",
-                    {**at, "id": c.id, "start": c.start_line, "end": c.end_line, "text": c.text,
-                     "terms": sum(c.terms.values()), "date": file_date, "embedding": c.embedding,
-                     "model": c.embed_model if c.embedding else None,
-                     "dims": len(c.embedding) if c.embedding else None})
-                if c.terms:
-                    con.execute(
-                        "INSERT INTO memory_term (tenant_id, folder, path, chunk_id, term, tf) "
-                        "SELECT CAST($tenant AS VARCHAR), CAST($folder AS VARCHAR), "
-                        "CAST($path AS VARCHAR), CAST($id AS VARCHAR), "
-                        "unnest(CAST($words AS VARCHAR[])), unnest(CAST($counts AS INTEGER[]))",
-                        {**at, "id": c.id, "words": list(c.terms), "counts": list(c.terms.values())})
+            # the appender: DuckDB's bulk path, pipelined INSERTs on PostgreSQL (one round trip)
+            t, f = self.store.tenant_id, self.folder
+            append_rows(con, "memory_chunk", CHUNK_COLUMNS, [
+                (t, c.id, f, path, c.start_line, c.end_line, c.text, sum(c.terms.values()),
+                 file_date, c.embedding, c.embed_model if c.embedding else None,
+                 len(c.embedding) if c.embedding else None) for c in chunks])
+            append_rows(con, "memory_term", TERM_COLUMNS, [
+                (t, f, path, c.id, term, count) for c in chunks for term, count in c.terms.items()])
 
     def drop(self, path: str) -> None:
         with self.store.memory_index() as con:
