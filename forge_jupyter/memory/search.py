@@ -21,6 +21,7 @@ from .embed import Embedder, EmbeddingUnavailable
 
 SNIPPET_CHARS = 700
 MAX_RESULTS = 50
+MIN_SCORE = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,7 @@ def hybrid_search(index: MemoryIndex, query: str, k: int, embedder: Embedder | N
         kw = keyword.get(cid, 0.0) / best
         vs = (vector or {}).get(cid, 0.0)
         base = (wk * kw + wv * vs) / (wk + wv)
-        if base <= 0:
+        if base <= MIN_SCORE:  # no shared evidence (float32 cosine leaves ~1e-9 for orthogonal)
             continue
         factor = decay(chunk.file_date, today, weights.half_life_days)
         hits.append(Hit(chunk.path, chunk.start_line, chunk.end_line, base * factor,

@@ -87,7 +87,18 @@ def test_the_bm25_sql_gives_the_same_scores_on_duckdb_and_the_memory_store(folde
         assert _scores(MemoryStore(), folder) == _scores(duck, folder)
 
 
-def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database):
+def _hybrid(store, folder, server) -> list[tuple[str, int, float]]:
+    memory = LongTermMemory(store, folder, embedding_model="openai/fake-embedding",
+                            litellm_kwargs={"api_base": server.openai_base, "api_key": "sk-fake"})
+    out = []
+    for q in ("churn model", "highest revenue region", "deploy release"):
+        result = memory.search(q, k=5, today=TODAY)
+        assert result.mode == "hybrid"
+        out += [(h.path, h.start_line, round(h.score, 4)) for h in result.hits]
+    return out
+
+
+def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database, fake_model_server):
     from forge_jupyter.store.postgres import PostgresStore
     from forge_jupyter.store.postgres_schema import migrate
 
@@ -97,6 +108,9 @@ def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database):
     other = PostgresStore(app.dsn, tenant_id="bob", pool_size=2)
     try:
         assert _scores(pg, folder) == _scores(MemoryStore(), folder)
+        # vectors: REAL[] rows and array_cosine_similarity (a SQL function on PostgreSQL)
+        assert _hybrid(pg, folder, fake_model_server) == _hybrid(MemoryStore(), folder,
+                                                                fake_model_server)
         # row-level security: another tenant sees no row of the index, whatever it asks
         with other.memory_index() as con:
             assert con.execute("SELECT count(*) FROM memory_chunk").fetchone() == (0,)
