@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message
+from ..scrub import valid_text
 from ..store.base import Store
 from ..store.memory_index import MemoryIndex
 from .embed import Embedder
@@ -32,6 +33,9 @@ def memory_path(memory_dir: str | os.PathLike[str] | None, base: str | os.PathLi
         return where / DEFAULT_DIR
     path = Path(memory_dir).expanduser()
     return path if path.is_absolute() else where / path
+
+
+MAX_QUERY_CHARS = 2_000
 
 
 class LongTermMemory:
@@ -67,6 +71,7 @@ class LongTermMemory:
     def search(self, query: str, k: int = 5, *, today: dt.date | None = None) -> SearchResult:
         if not isinstance(query, str) or not query.strip():
             raise ValueError("memory search needs a query: a few words of what to find")
+        query = valid_text(query)[:MAX_QUERY_CHARS]  # untrusted: bounded, valid Unicode
         report = self.sync()
         return hybrid_search(self.index, query, k, self.embedder, self.weights, today=today,
                              note=report.embedding_note)

@@ -13,7 +13,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass, field
 
-from ..errors import ToolError
+from ..errors import DuplicateId, ToolError
 from ..store.memory_index import ChunkRow, FileState, MemoryIndex
 from .chunks import chunk_markdown, term_counts
 from .embed import Embedder, EmbeddingUnavailable
@@ -98,7 +98,11 @@ def _write(index: MemoryIndex, group: list[_Changed], embedder: Embedder | None,
     _embed([r for changed in group for r in changed.rows], embedder, report)
     with index.store.hold():
         for changed in group:
-            index.replace(changed.path, changed.state, log_date(changed.path), changed.rows)
+            try:
+                index.replace(changed.path, changed.state, log_date(changed.path), changed.rows)
+            except DuplicateId:  # another process indexed it in the meantime (PostgreSQL)
+                report.skipped.append((changed.path, "being indexed by another process"))
+                continue
             report.indexed.append(changed.path)
 
 

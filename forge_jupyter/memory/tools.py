@@ -18,6 +18,7 @@ from ..tools.paths import ignores_case, locate
 from ..tools.permission import PathSubject
 from ..tools.truncate import cut_line
 from .search import MAX_RESULTS
+from .service import MAX_QUERY_CHARS
 
 GET_LINES = 200  # lines one memory_get call returns at most
 
@@ -99,7 +100,7 @@ def memory_tools(memory_of: Callable[[], Any]) -> list[Tool]:
     search.subject_arg = "query"
     props = search.parameters["properties"]
     props["k"].update(minimum=1, maximum=MAX_RESULTS)
-    props["query"]["minLength"] = 1
+    props["query"].update(minLength=1, maxLength=MAX_QUERY_CHARS)
     get = tool_from_function(memory_get, name="memory_get", description=GET_DESCRIPTION)
     get.subject = _file_subject(memory_of)
     props = get.parameters["properties"]

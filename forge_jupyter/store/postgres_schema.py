@@ -268,7 +268,9 @@ _MEMORY_INDEX = (
         tf        integer NOT NULL
     )
     """,
-    "CREATE INDEX memory_file_path ON memory_file (tenant_id, folder, path)",
+    # unique: two hosts indexing one file at once cannot both insert it (the second is
+    # refused, and indexes it again at its next sync); DuckDB's writers take turns anyway
+    "CREATE UNIQUE INDEX memory_file_path ON memory_file (tenant_id, folder, path)",
     "CREATE INDEX memory_chunk_path ON memory_chunk (tenant_id, folder, path)",
     "CREATE INDEX memory_term_term ON memory_term (tenant_id, folder, term)",
     "CREATE INDEX memory_term_path ON memory_term (tenant_id, folder, path)",

@@ -82,3 +82,13 @@ def test_a_full_daily_log_continues_in_a_second_file(store, tmp_path):
     (memory.folder.ensure() / "2026-11-30.md").write_text("x" * (MAX_FILE_BYTES - 10))
     assert memory.folder.append_log("## a new entry of some length\n", day) == "2026-11-30-2.md"
     assert (memory.path / "2026-11-30-2.md").read_text().startswith("# Memory log 2026-11-30")
+
+
+def test_a_query_is_untrusted_too_bounded_and_made_valid(store, folder, fake_model_server):
+    memory = LongTermMemory(store, folder, embedding_model="openai/fake-embedding",
+                            litellm_kwargs={"api_base": fake_model_server.openai_base,
+                                            "api_key": "sk-fake"})
+    result = memory.search("churn \ud800 model " + "padding " * 2_000)
+    assert result.mode == "hybrid" and result.hits[0].path == "MEMORY.md"
+    sent = fake_model_server.embedding_requests[-1]["input"][0]
+    assert len(sent) == 2_000 and "\ufffd" in sent

@@ -121,3 +121,40 @@ def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database, fake_mode
     finally:
         pg.close()
         other.close()
+
+
+def test_two_hosts_indexing_one_file_at_once_leave_one_copy(folder, pg_database):
+    """PostgreSQL: a file another host is indexing (its transaction still open) is refused
+    once that one commits, never inserted twice (the unique index of schema step 5)."""
+    import threading
+    import time
+
+    import psycopg
+
+    from forge_jupyter.store.postgres import PostgresStore
+    from forge_jupyter.store.postgres_schema import migrate
+
+    app = pg_database.create_app_role()
+    migrate(pg_database.owner_dsn, (app.name,))
+    pg = PostgresStore(app.dsn, tenant_id="alice", pool_size=2)
+    memory = LongTermMemory(pg, folder)
+    try:
+        with psycopg.connect(app.dsn) as other:  # the other host, mid-index of MEMORY.md
+            other.execute("SELECT set_config('forge.tenant', 'alice', true)")
+            other.execute("INSERT INTO memory_file VALUES ('alice', %s, 'MEMORY.md', 1, 1, 'x', "
+                          "NULL, 0, now())", [str(memory.path)])
+            done: list = []
+            worker = threading.Thread(target=lambda: done.append(memory.sync()))
+            worker.start()
+            time.sleep(1.0)  # our sync reaches MEMORY.md and waits on the other's row
+            other.commit()
+        worker.join(30)
+        [report] = done
+        with pg.memory_index() as con:
+            rows = con.execute("SELECT count(*) FROM memory_file WHERE path = 'MEMORY.md'"
+                               ).fetchone()
+        assert rows == (1,)
+        assert "MEMORY.md" in report.indexed or dict(report.skipped)["MEMORY.md"] == (
+            "being indexed by another process")
+    finally:
+        pg.close()
