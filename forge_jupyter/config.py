@@ -36,6 +36,7 @@ ENV = {
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
     "max_age": "FORGE_MAX_AGE",
+    "memory_long_term": "FORGE_MEMORY_LONG_TERM",
     "memory_dir": "FORGE_MEMORY_DIR",
     "memory_embedding_model": "FORGE_MEMORY_EMBEDDING_MODEL",
     "memory_keyword_weight": "FORGE_MEMORY_KEYWORD_WEIGHT",
@@ -74,6 +75,8 @@ class Forge(Configurable):
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
     max_age = Unicode("", help='Delete sessions idle longer than this ("30d", "12h") when the store '
                       "opens; empty (the default) keeps everything.").tag(config=True)
+    memory_long_term = Bool(True, help="Long-term memory: the memory_search/memory_get tools, "
+                            "and compaction's daily logs in Forge.memory_dir.").tag(config=True)
     memory_dir = Unicode("", help="Long-term memory folder (MEMORY.md, daily logs); empty: "
                          ".forge/memory beside the notebook. A relative path is taken from the "
                          "notebook's folder.").tag(config=True)
@@ -123,7 +126,8 @@ class Forge(Configurable):
 
     def memory_kwargs(self) -> dict[str, Any]:
         """The long-term memory settings, as ``Forge(...)`` takes them."""
-        return {"memory_dir": self.memory_dir or None,
+        return {"memory_long_term": self.memory_long_term,
+                "memory_dir": self.memory_dir or None,
                 "memory_embedding_model": self.memory_embedding_model or None,
                 "memory_keyword_weight": self.memory_keyword_weight,
                 "memory_vector_weight": self.memory_vector_weight,

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
-from .errors import NotFound, positive_int, positive_number
+from .errors import InvalidOption, NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
-from .memory import LongTermMemory, Weights, memory_path
+from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT
 from .scrub import remember, secret_params
@@ -96,6 +96,7 @@ class Forge(HistoryAsData):
         output_root: str | os.PathLike[str] | None = None,
         load_plugins: bool = True,
         max_age: Any = None,
+        memory_long_term: bool = True,
         memory_dir: str | os.PathLike[str] | None = None,
         memory_embedding_model: str | None = None,
         memory_keyword_weight: float = 0.3,
@@ -138,7 +139,8 @@ class Forge(HistoryAsData):
         self.plugins = plugin_manager(load_entry_points=load_plugins)
         self.builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
         self._memory_sig: tuple[Any, ...] | None = None
-        self.set_memory(memory_dir, embedding_model=memory_embedding_model,
+        self.memory: LongTermMemory | None = None
+        self.set_memory(memory_dir, enabled=memory_long_term, embedding_model=memory_embedding_model,
                         keyword_weight=memory_keyword_weight, vector_weight=memory_vector_weight,
                         half_life_days=memory_half_life_days)
         if builtin_tools:
@@ -204,17 +206,21 @@ class Forge(HistoryAsData):
     # -- long-term memory ------------------------------------------------------------------
 
     def set_memory(self, memory_dir: str | os.PathLike[str] | None = None, *,
-                   embedding_model: str | None = None, keyword_weight: float = 0.3,
-                   vector_weight: float = 0.7, half_life_days: float = 7.0) -> LongTermMemory:
-        """Where long-term memory lives and how it ranks (``%config Forge.memory_dir`` lands
-        here); nothing is created on disk before its first use."""
-        sig = (str(memory_path(memory_dir, self.root)), embedding_model, keyword_weight,
+                   enabled: bool = True, embedding_model: str | None = None,
+                   keyword_weight: float = 0.3, vector_weight: float = 0.7,
+                   half_life_days: float = 7.0) -> LongTermMemory | None:
+        """Whether there is long-term memory, where it lives and how it ranks (``%config
+        Forge.memory_*`` lands here); nothing is created on disk before its first use. Off:
+        no memory tools are offered and compaction writes no log."""
+        sig = (enabled, str(memory_path(memory_dir, self.root)), embedding_model, keyword_weight,
                vector_weight, half_life_days, self.litellm_kwargs.get("api_base"))
         if sig != self._memory_sig:
             self.memory = LongTermMemory(
-                self.store, sig[0], embedding_model=embedding_model,
+                self.store, sig[1], embedding_model=embedding_model,
                 litellm_kwargs=self.litellm_kwargs,
-                weights=Weights(keyword_weight, vector_weight, half_life_days))
+                weights=Weights(keyword_weight, vector_weight, half_life_days)) if enabled else None
+            # the memory tools carry this flag (memory/tools.py): offered only while memory is on
+            self.flags = self.flags | {MEMORY_FLAG} if enabled else self.flags - {MEMORY_FLAG}
             self._memory_sig = sig
         return self.memory
 
@@ -223,6 +229,9 @@ class Forge(HistoryAsData):
         end_line, score, snippet (``.attrs["note"]`` says why, when it was keyword-only)."""
         from .memory.frame import hits_frame
 
+        if self.memory is None:
+            raise InvalidOption("Long-term memory is off (Forge.memory_long_term = False / "
+                                "FORGE_MEMORY_LONG_TERM=false); turn it on to search it.")
         return hits_frame(self.memory.search(query, k))
 
     # -- approvals -------------------------------------------------------------------------

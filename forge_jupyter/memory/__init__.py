@@ -11,5 +11,6 @@ in ``store/memory_index.py``. Never imports IPython; litellm only when an embedd
 from .search import Hit, SearchResult, Weights
 from .service import LongTermMemory, memory_path
 from .sync import SyncReport
+from .tools import MEMORY_FLAG
 
-__all__ = ["Hit", "LongTermMemory", "SearchResult", "SyncReport", "Weights", "memory_path"]
+__all__ = ["MEMORY_FLAG", "Hit", "LongTermMemory", "SearchResult", "SyncReport", "Weights", "memory_path"]

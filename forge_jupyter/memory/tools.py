@@ -21,6 +21,7 @@ from .search import MAX_RESULTS
 from .service import MAX_QUERY_CHARS
 
 GET_LINES = 200  # lines one memory_get call returns at most
+MEMORY_FLAG = "long_term_memory"  # the Forge sets it while memory is on (Forge.set_memory)
 
 # Short: the two tools are in every full tool table (tests/core/test_tool_profile.py caps it)
 SEARCH_DESCRIPTION = ("Search long-term memory (facts, earlier sessions' results and decisions) "
@@ -31,7 +32,7 @@ GET_DESCRIPTION = "Read lines of a memory file memory_search named."
 def _memory(ctx: ToolContext) -> Any:
     memory = getattr(ctx.forge, "memory", None)
     if memory is None:
-        raise ToolError("Long-term memory is not set up for this Forge (Forge.memory_dir).")
+        raise ToolError("Long-term memory is off for this Forge (Forge.memory_long_term).")
     return memory
 
 
@@ -106,4 +107,5 @@ def memory_tools(memory_of: Callable[[], Any]) -> list[Tool]:
     props = get.parameters["properties"]
     props["start_line"]["minimum"] = 1
     props["end_line"]["minimum"] = 0
+    search.flag = get.flag = MEMORY_FLAG
     return [search, get]

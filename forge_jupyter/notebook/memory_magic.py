@@ -19,6 +19,9 @@ def memory_command(forge: Any, args: list[str]) -> Any:
         raise UsageError(USAGE)
     command, rest = args[0], args[1:]
     memory = forge.memory
+    if memory is None:
+        raise UsageError("Long-term memory is off: %config Forge.memory_long_term = True "
+                         "(or FORGE_MEMORY_LONG_TERM=true) turns it on.")
     if command == "search":
         k = 5
         if len(rest) >= 2 and rest[-2] in ("-k", "--k"):

@@ -138,3 +138,21 @@ def test_memory_get_numbers_lines_and_cuts_long_ones(make_forge, server, tmp_pat
     [part] = forge.session("s").messages()[1].tool_parts
     assert part.output.startswith("     2\t" + "y" * 2000 + "… [line cut at 2,000 characters")
     assert "     3\tthird" in part.output and "(End of file: 3 lines.)" in part.output
+
+
+def test_memory_turned_off_offers_no_tools_and_writes_no_log(make_forge, server, tmp_path):
+    from forge_jupyter.errors import InvalidOption
+
+    server.add(Turn([tool_call("sql", {"query": QUERY})]), say("West."), say("## Goal\nx"),
+               say("on again"))
+    forge = memory_forge(make_forge, tmp_path, memory_long_term=False)
+    session = forge.session("s")
+    session.prompt("best region?")
+    session.compact()
+    assert not {"memory_search", "memory_get"} & set(server.requests[0].tools)
+    assert not (tmp_path / "memory").exists()
+    with pytest.raises(InvalidOption, match="memory_long_term"):
+        forge.memory_search("west")
+    forge.set_memory(tmp_path / "memory", enabled=True)
+    session.prompt("and now?")
+    assert {"memory_search", "memory_get"} <= set(server.requests[-1].tools)

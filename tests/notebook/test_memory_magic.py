@@ -58,3 +58,11 @@ def test_bad_memory_commands_are_usage_messages(kernel, line):
     r = kernel.run(f"%forge {line}")
     assert r.status == "error" and usage_error(r), r.text
     assert "Traceback" not in r.stderr
+
+
+def test_memory_can_be_turned_off_from_config(kernel):
+    kernel.run("%config Forge.memory_long_term = False")
+    r = kernel.run("%forge memory path")
+    assert r.status == "error" and usage_error(r) and "Forge.memory_long_term" in r.stderr
+    kernel.run("%config Forge.memory_long_term = True")
+    assert kernel.run("%forge memory path").status == "ok"
