@@ -112,3 +112,16 @@ def test_a_failing_embedding_call_falls_back_to_keywords_and_says_why(store, fol
     healed = memory.search("who owns the churn model", today=TODAY)
     assert healed.mode == "hybrid"  # and the chunks indexed meanwhile got their vectors
     assert not memory.index.unembedded("openai/fake-embedding", 10)
+
+
+def test_the_persons_dataframe_keeps_its_columns_and_dtypes_with_or_without_hits(tmp_path):
+    from forge_jupyter import Forge
+    from forge_jupyter.frame_columns import MEMORY_HITS
+
+    folder = write_fixture(tmp_path / "mem")
+    with Forge(db=":memory:", memory_dir=folder, builtin_tools=False) as forge:
+        for query, rows in (("churn model", 3), ("zyzzyva", 0)):
+            frame = forge.memory_search(query, k=3)
+            assert len(frame) == rows and frame.dtypes.astype(str).to_dict() == {
+                c: str(t) for c, t in MEMORY_HITS.items()}
+            assert frame.attrs["mode"] == "keyword" and "no embedding" in frame.attrs["note"]
