@@ -26,9 +26,12 @@ from .sync import SyncReport, sync
 
 
 def memory_path(memory_dir: str | os.PathLike[str] | None, base: str | os.PathLike[str] | None) -> Path:
-    """The memory folder: ``memory_dir`` (a relative one against ``base``), else
-    ``.forge/memory`` in ``base`` — the notebook's folder — or the working directory."""
+    """The memory folder: ``memory_dir`` (else ``$FORGE_MEMORY_DIR``; a relative one against
+    ``base``), else ``.forge/memory`` in ``base`` — the notebook's folder — or the working
+    directory."""
     where = Path(base) if base else Path.cwd()
+    if memory_dir is None or str(memory_dir).strip() == "":
+        memory_dir = os.environ.get("FORGE_MEMORY_DIR")
     if memory_dir is None or str(memory_dir).strip() == "":
         return where / DEFAULT_DIR
     path = Path(memory_dir).expanduser()

@@ -92,3 +92,15 @@ def test_a_query_is_untrusted_too_bounded_and_made_valid(store, folder, fake_mod
     assert result.mode == "hybrid" and result.hits[0].path == "MEMORY.md"
     sent = fake_model_server.embedding_requests[-1]["input"][0]
     assert len(sent) == 2_000 and "\ufffd" in sent
+
+
+def test_where_the_folder_is(tmp_path, monkeypatch):
+    from forge_jupyter.memory import memory_path
+
+    monkeypatch.delenv("FORGE_MEMORY_DIR", raising=False)
+    assert memory_path(None, tmp_path) == tmp_path / ".forge" / "memory"  # beside the notebook
+    assert memory_path("notes/mem", tmp_path) == tmp_path / "notes" / "mem"
+    assert memory_path(tmp_path / "abs", "/elsewhere") == tmp_path / "abs"
+    monkeypatch.setenv("FORGE_MEMORY_DIR", str(tmp_path / "from-env"))
+    assert memory_path(None, tmp_path) == tmp_path / "from-env"
+    assert memory_path("given", tmp_path) == tmp_path / "given"  # the argument wins

@@ -13,7 +13,8 @@ def root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def kernel(model_server, root):
-    k = forge_kernel(model_server.openai_base, root, {"OPENAI_API_KEY": "", "GEMINI_API_KEY": ""})
+    k = forge_kernel(model_server.openai_base, root,
+                     {"OPENAI_API_KEY": "", "GEMINI_API_KEY": "", "FORGE_MEMORY_DIR": ""})
     yield k
     k.close()
 
