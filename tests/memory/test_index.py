@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from conftest import FIXTURE, TODAY, write_fixture
 
 from forge_jupyter.memory import LongTermMemory
@@ -158,3 +159,14 @@ def test_two_hosts_indexing_one_file_at_once_leave_one_copy(folder, pg_database)
             "being indexed by another process")
     finally:
         pg.close()
+
+
+def test_sql_a_person_or_the_model_writes_cannot_reach_the_index(folder, tmp_path):
+    from forge_jupyter import Forge
+
+    with Forge(db=tmp_path / "f.duckdb", memory_dir=folder, builtin_tools=False) as forge:
+        forge.memory_search("churn")
+        for query in ("SELECT text FROM memory_chunk", "SELECT * FROM main.memory_term",
+                      "SELECT * FROM f.main.memory_file", 'SELECT * FROM "MEMORY_CHUNK"'):
+            with pytest.raises(Exception, match="does not exist"):
+                forge.sql(query)
