@@ -6,7 +6,7 @@ import datetime as dt
 import os
 
 import pytest
-from conftest import write_fixture
+from memory_fixture import write_fixture
 
 from forge_jupyter.errors import ToolError
 from forge_jupyter.memory import LongTermMemory

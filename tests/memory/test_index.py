@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import FIXTURE, TODAY, write_fixture
+from memory_fixture import FIXTURE, TODAY, write_fixture
 
 from forge_jupyter.memory import LongTermMemory
 from forge_jupyter.store.duckdb import DuckDBStore

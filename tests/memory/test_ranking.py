@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TODAY, write_fixture
+from memory_fixture import TODAY, write_fixture
 
 from forge_jupyter.memory import LongTermMemory, Weights
 
