@@ -151,7 +151,7 @@ print(view.fallback, view.widget is None)
     assert not [o for o in kernel.outputs if o["type"] in ("display_data", "update_display_data")]
 
 
-def test_nbclient_gets_streamed_text_and_the_static_record(server, tmp_path, monkeypatch):
+def test_nbclient_gets_streamed_text_then_the_static_record(server, tmp_path, monkeypatch):
     import nbclient
     import nbformat
 
@@ -166,14 +166,24 @@ def test_nbclient_gets_streamed_text_and_the_static_record(server, tmp_path, mon
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("%load_ext forge_jupyter"),
                 nbformat.v4.new_code_cell("%%forge\nTalk to a headless frontend.")]
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    streamed: list[str] = []  # every stream output as it arrived, before the turn ended
+
+    class Watching(nbclient.NotebookClient):
+        def output(self, outs, msg, display_id, cell_index):
+            if msg["msg_type"] == "stream" and cell_index == 1:
+                streamed.append(msg["content"]["text"])
+            return super().output(outs, msg, display_id, cell_index)
+
+    Watching(nb, timeout=120, kernel_name="python3",
+             resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = "".join(streamed)
+    assert "Looking first." in printed and words in printed  # live, as text
+    # a stream output is shown as its own block while it lasts: none may end mid-sentence
+    assert all(t.endswith("\n") for t in streamed), [t[-30:] for t in streamed]
+    # When the turn ended, the streamed lines gave way to the record: the saved notebook
+    # reads the turn once (the record) and then its value.
     outputs = nb.cells[1].outputs
-    printed = "".join(o.text for o in outputs if o.output_type == "stream")
-    assert "Looking first." in printed and words in printed
-    # nbconvert shows each stream output as its own block: none may end mid-sentence.
-    assert all(o.text.endswith("\n") for o in outputs if o.output_type == "stream"), \
-        [o.text[-30:] for o in outputs if o.output_type == "stream"]
+    assert [o for o in outputs if o.output_type == "stream"] == []
     records = [o for o in outputs if o.output_type == "display_data" and o.data]
     assert len(records) == 1  # (the other display, the saved-notebook note, ended empty)
     assert "<strong><code>nothing_here</code></strong> · error" in records[0].data["text/html"]
