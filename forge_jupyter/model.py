@@ -285,6 +285,9 @@ class Message(_Row):
     # Where a user message came from: notebook path, cell id, execution count.
     origin: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # A replayed turn's message: the recorded message it repeats (no model call, cost 0;
+    # session/replay.py). None for a message written live.
+    replay_of: str | None = None
     # The message's parts in id order. Not part of the message row; filled by reads.
     parts: list[Part] = Field(default_factory=list, exclude=True)
 

@@ -231,6 +231,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tables", _TABLES),
     Migration(2, "indexes", _INDEXES),
     Migration(3, "row-level security on every tenant table", _TENANCY),
+    # a new column of a table already under row-level security: the policy and the grants
+    # (whole tables) cover it
+    Migration(6, "message.replay_of", (f"ALTER TABLE message ADD COLUMN replay_of {ID}",)),
 )
 assert MIGRATIONS[-1].version == LATEST, "keep the PostgreSQL steps in step with schema.py"
 _MIGRATE_LOCK = 0x666F726765  # pg_advisory_xact_lock key: one migration at a time

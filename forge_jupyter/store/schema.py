@@ -146,6 +146,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     # the documented views (store/views.py, docs/schema.md); a later change to a view is a
     # new step that drops and recreates it
     Migration(3, "views", CREATE_VIEWS),
+    # 4 and 5: see the PostgreSQL schema and the memory index (numbers kept in step)
+    # a replayed turn's message points at the recorded one it repeats (session/replay.py)
+    Migration(6, "message.replay_of", ("ALTER TABLE message ADD COLUMN replay_of VARCHAR",)),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -165,6 +168,7 @@ MESSAGE_COLUMNS = (
     "status", "finish", "summary", "error_type", "error_message", "tokens_input",
     "tokens_output", "tokens_reasoning", "tokens_cache_read", "tokens_cache_write",
     "tokens_estimated", "cost", "created_at", "completed_at", "origin", "metadata",
+    "replay_of",
 )
 PART_COLUMNS = (
     "tenant_id", "id", "session_id", "message_id", "type", "tool", "tool_state", "call_id",
