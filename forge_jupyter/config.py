@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, Float, Int, List, Unicode, observe
+from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode, observe
 from traitlets.config import Configurable
 
 ENV = {
@@ -36,6 +36,7 @@ ENV = {
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
     "max_age": "FORGE_MAX_AGE",
+    "replay": "FORGE_REPLAY",
 }
 
 
@@ -69,6 +70,17 @@ class Forge(Configurable):
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
     max_age = Unicode("", help='Delete sessions idle longer than this ("30d", "12h") when the store '
                       "opens; empty (the default) keeps everything.").tag(config=True)
+    # The same default in JupyterLab and headless (nbconvert, CI): replay needs the same cell,
+    # the same prompt text and the same history before it, which an interactive re-run of a
+    # cell does not have (its history has grown) — so in practice it replays after a restart,
+    # where a person wants the recorded answer too; a fresh one is `%%forge --live` away.
+    replay = CaselessStrEnum(
+        ["auto", "off", "strict"], "auto",
+        help="auto: a %%forge cell whose turn was recorded (same notebook, cell, prompt and "
+             "history before it) is replayed, no model call; a re-run tool that gives another "
+             "result hands over to the model from there. strict: every %%forge cell must "
+             "replay, and any difference fails the cell (CI without a key). off: always ask "
+             "the model.").tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
