@@ -39,7 +39,7 @@ LINE_HELP = """\
 %forge fork [MESSAGE_ID]      fork the current session at a finished message (default: its last)
 %forge compact                compact the current session now
 %forge history [--all]        the current session's messages (--all: with superseded ones)
-%forge cost [--by day|session|model|agent|cell]   token and cost totals
+%forge cost [--by day|session|model|agent|cell|replayed]   token and cost totals
 %forge config                 every setting, its value and where it came from
 %forge sql SELECT …           a read-only query over the history views
 %forge stop                   stop the current session's running prompt
@@ -278,7 +278,7 @@ class ForgeMagics(Magics):
         by = "session"
         if args:
             if len(args) != 2 or args[0] != "--by":
-                raise UsageError("usage: %forge cost [--by day|session|model|agent|cell]")
+                raise UsageError("usage: %forge cost [--by day|session|model|agent|cell|replayed]")
             by = args[1]
         return self.controller.forge.costs(by=by)
 
