@@ -136,11 +136,11 @@ class _Replayer:
 
     async def _tool(self, m: Message, recorded: ToolPart) -> None:
         ctx = self.ctx
-        part = ctx.writer.update_part(ToolPart(
+        part = ToolPart(  # ours to move on; the writer keeps snapshots of it
             session_id=ctx.session.id, message_id=m.id, call_id=recorded.call_id,
             tool=recorded.tool, input=dict(recorded.input), raw_input=recorded.raw_input,
-            metadata={"replay": {"of": recorded.id}}))
-        assert isinstance(part, ToolPart)
+            metadata={"replay": {"of": recorded.id}})
+        ctx.writer.update_part(part)
         if self.stopped:
             why = self.refused or self._diverged_words()
             ctx.writer.update_part(part.fail(f"Not replayed: {why}"))
