@@ -11,8 +11,9 @@ they built exist again; each result is compared with the recorded one (replay_di
 tools are not run again: their recorded results are copied (files written by ``write`` and
 ``edit`` are still on disk — running an edit twice would apply it twice — and read-only tools
 change no variable). Permission: ``python`` asks under ``build``; a replay asks once for the
-whole turn, unless every recorded call was approved "for the session" (then that approval is
-recorded again, and kept as the new session's grant). Where ``python`` is not allowed (the
+whole turn, unless a recorded call of the turn was approved "for the session" (then that
+approval is recorded again, and kept as the new session's grant, so later replayed turns — which
+ran under it — do not ask either). Where ``python`` is not allowed (the
 ``plan`` agent, ``--tools python=false``, a deny rule) nothing is run again: the recorded
 results are shown, marked as not re-executed.
 
@@ -202,14 +203,15 @@ class _Replayer:
     async def _ask(self, tool: Any, part: ToolPart) -> bool:
         ctx = self.ctx
         calls = self._recorded_calls()
-        if calls and all((p.metadata.get("decision") or {}).get("answer") == "session"
-                         for p in calls):
+        session_approved = [p for p in calls
+                            if (p.metadata.get("decision") or {}).get("answer") == "session"]
+        if session_approved:
             # approved for the session when recorded: that answer stands, kept as a grant
             ctx.writer.record(Event(session_id=ctx.session.id, type="permission.answered",
                                     actor="forge", data={
                                         "tool": "python", "answer": "session", "part_id": part.id,
                                         "reason": "replay: approved for the session when "
-                                                  f"recorded (call {calls[0].id})"}))
+                                                  f"recorded (call {session_approved[0].id})"}))
             decided(part, "session", "replay", reason="approved for the session when recorded")
             grant = Rule("python", "*", "allow")
             if ctx.permissions is not None:

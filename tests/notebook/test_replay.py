@@ -154,3 +154,69 @@ def test_forks_and_compaction_after_the_recording_do_not_stop_the_replay(tmp_pat
     out = run(nb, tmp_path, server.openai_base)
     assert len(server.requests) == requests
     assert "Replayed" in shown(out.cells[3]) and shown(out.cells[4]).strip() == "7"
+
+
+HANDLER = """import forge_jupyter
+asked = []
+def answer(request):
+    asked.append(request.tool)
+    return {answer!r}
+forge_jupyter.current().on_approval(answer)"""
+TWO_STEPS = "%%forge\nBuild b in two steps."
+
+
+def _two_step_turns(server) -> None:
+    server.add([tool_call("python", {"code": "a = 1"})],
+               [tool_call("python", {"code": "b = a + 1\nb"})], Turn.text("b is 2."))
+
+
+def test_a_replay_asks_once_for_the_whole_cell_when_the_original_was_approved_once(tmp_path, fake_model_server):
+    server = fake_model_server
+    nb = notebook(HANDLER.format(answer="once"), TWO_STEPS, "print(asked, b)")
+    _two_step_turns(server)
+    first = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
+    assert shown(first.cells[3]).strip() == "['python', 'python'] 2"
+    second = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
+    assert len(server.requests) == 3
+    assert shown(second.cells[3]).strip() == "['python'] 2"  # one question, both calls ran
+
+
+def test_a_replay_does_not_ask_when_the_original_was_approved_for_the_session(tmp_path, fake_model_server, make_forge):
+    server = fake_model_server
+    nb = notebook(HANDLER.format(answer="session"), TWO_STEPS, "print(asked, b)")
+    _two_step_turns(server)
+    first = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
+    assert shown(first.cells[3]).strip() == "['python'] 2"
+    second = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
+    assert len(server.requests) == 3
+    assert shown(second.cells[3]).strip() == "[] 2"
+    forge = make_forge(db=str(tmp_path / "forge.duckdb"))
+    try:
+        answers = forge.events(type="permission.answered")
+    finally:
+        forge.close()
+    replayed = answers[answers["actor"] == "forge"]
+    assert len(replayed) == 1 and "approved for the session when recorded" in replayed["data"].iloc[0]
+
+
+def test_a_denied_replay_fails_the_cell_and_runs_nothing(tmp_path, fake_model_server):
+    server = fake_model_server
+    _two_step_turns(server)
+    run(notebook(HANDLER.format(answer="once"), TWO_STEPS), tmp_path, server.openai_base,
+        env={"FORGE_PERMISSIONS": ""})
+    nb = notebook(HANDLER.format(answer="deny"), TWO_STEPS, "print(asked, 'a' in dir())")
+    out = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""}, allow_errors=True)
+    assert len(server.requests) == 3
+    assert "was not approved" in shown(out.cells[2]) and "%%forge --live" in shown(out.cells[2])
+    assert shown(out.cells[3]).strip() == "['python'] False"
+
+
+def test_the_plan_agent_never_runs_a_recorded_python_call_again(tmp_path, fake_model_server):
+    server = fake_model_server
+    nb = notebook("%%forge -a plan\nSet z.", "print('z' in dir())")
+    server.add([tool_call("python", {"code": "z = 5"})], Turn.text("z is set."))
+    first = run(nb, tmp_path, server.openai_base)  # a rule allowed python when recorded
+    assert shown(first.cells[2]).strip() == "True"
+    second = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
+    assert len(server.requests) == 2
+    assert "Replayed" in shown(second.cells[1]) and shown(second.cells[2]).strip() == "False"
