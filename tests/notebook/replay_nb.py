@@ -31,7 +31,7 @@ def run(nb: Any, root: Path, api_base: str | None, *, name: str = "analysis.ipyn
             "FORGE_PERMISSIONS": "python:*=allow"}
     if api_base is not None:
         base["FORGE_API_BASE"] = api_base
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=allow_errors,
+    client = NotebookClient(nb, timeout=120, record_timing=True, kernel_name="python3", allow_errors=allow_errors,
                             resources={"metadata": {"path": str(root)}})
     client.km = client.create_kernel_manager()
     client.km.kernel_spec.argv[0] = sys.executable  # this environment's Python
