@@ -8,6 +8,10 @@ needed). Message ids are kept — a replay finds "the same point of history" by 
 import is idempotent: what the store already holds is skipped, never overwritten. A session
 whose timeline begins with messages another imported session wrote (a fork) is recreated as a
 fork of it. Each session lands in one transaction.
+
+The file's ``python`` calls run in this kernel when its turns replay: approvals recorded in it
+(someone else's "allow for the session") are dropped on import, so under ``build`` a replay of
+an imported turn asks before it runs code, once per cell.
 """
 
 from __future__ import annotations
@@ -97,6 +101,9 @@ def _parse(source: Path, doc: dict[str, Any], key: str
             where = f"messages[{i}]"
             body = dict(raw)
             parts = [part_from_json(p) for p in body.pop("parts", [])]
+            for p in parts:  # approvals given elsewhere grant nothing here (replay.py asks)
+                for granted in ("decision", "approval"):
+                    p.metadata.pop(granted, None)
             m = Message.model_validate(body)
             if any(p.message_id != m.id for p in parts):
                 raise ValueError(f"a part of message {m.id} names another message")

@@ -41,3 +41,31 @@ def test_exported_turns_replay_in_another_store_without_a_key(tmp_path, fake_mod
     assert len(server.requests) == 4  # the first run's, nothing since
     assert shown(out.cells[4]).strip() == "21 42"
     assert "Replayed" in shown(out.cells[1]) and "Replayed" in shown(out.cells[3])
+
+
+def test_an_imported_approval_grants_nothing_here(tmp_path):
+    from forge_jupyter.model import Message, TextPart, ToolPart, now
+    from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+
+    notebook_path = str(tmp_path / "a.ipynb")
+    with Forge(db=str(tmp_path / "a.duckdb")) as forge:
+        sid = forge.session("s", new=True).id
+        user = Message(session_id=sid, role="user", status="completed", completed_at=now(),
+                       origin={"notebook": notebook_path, "cell_id": "c1"})
+        user.parts = [TextPart(session_id=sid, message_id=user.id, text="Run it.")]
+        answer = Message(session_id=sid, role="assistant", parent_id=user.id,
+                         status="completed", finish="stop", completed_at=now())
+        call = ToolPart(session_id=sid, message_id=answer.id, call_id="c", tool="python",
+                        input={"code": "import os"}).start()
+        call.metadata["decision"] = {"answer": "session", "by": "widget"}
+        answer.parts = [call.complete("(no output)")]
+        forge.store.write([op for m in (user, answer) for op in (
+            PutMessage(m), *(PutPart(p) for p in m.parts), AppendMessage(sid, m.id))])
+        exported = forge.export_notebook_turns(notebook_path, tmp_path / "turns.json")
+    assert '"answer": "session"' in exported.read_text()
+    with Forge(db=str(tmp_path / "b.duckdb")) as forge:
+        forge.import_notebook_turns(exported, tmp_path / "b.ipynb")
+        [part] = [p for m in forge.store.read_timeline(sid) for p in m.tool_parts]
+        origin = forge.store.read_timeline(sid)[0].origin
+    assert "decision" not in part.metadata
+    assert origin == {"notebook": str(tmp_path / "b.ipynb"), "cell_id": "c1"}
