@@ -26,6 +26,8 @@ def test_second_run_replays_text_and_python_calls_without_a_model_request(tmp_pa
     replayed = shown(second.cells[1])
     assert "Replayed" in replayed and "openai/gpt-4o-mini" in replayed, replayed
     assert "x is 42." in replayed and "Hi there." in shown(second.cells[3])
+    [value] = [o for o in second.cells[1].outputs if o.output_type == "execute_result"]
+    assert "↻ replayed · recorded" in value.data["text/html"]  # the cell value says so too
     with duckdb.connect(str(tmp_path / "forge.duckdb"), read_only=True) as con:
         rows = con.execute("SELECT role, replay_of IS NOT NULL, cost FROM message "
                            "ORDER BY created_at").fetchall()
