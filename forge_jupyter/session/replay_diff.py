@@ -4,7 +4,8 @@
 variables: an error where there was none (or none where there was one), or another printed
 output / value repr — which is where a different shape, dtype or number shows. What differs
 between two runs of the same code by nature is ignored: object addresses (``0x7f…``), the
-part ids in a truncated result's file name, trailing whitespace.
+part and session ids in a truncated result's file name, the numbered name a traceback gives
+the code (``<forge-cell-12>``), trailing whitespace.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import re
 from ..model import ToolPart
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
-_PART_ID = re.compile(r"\bprt_[0-9A-Za-z]+\b")
+_IDS = re.compile(r"\b(prt|ses)_[0-9A-Za-z]+\b")
+_CELL_NAME = re.compile(r"<forge-cell-\d+>")  # tools/python.py names each run's code so
 _CLIP = 160
 
 
 def normalized(text: str | None) -> str:
     text = _ADDRESS.sub("0x…", text or "")
-    text = _PART_ID.sub("prt_…", text)
+    text = _IDS.sub(r"\1_…", text)
+    text = _CELL_NAME.sub("<forge-cell>", text)
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 

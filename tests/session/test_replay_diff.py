@@ -16,6 +16,14 @@ def test_the_same_output_up_to_addresses_and_trailing_space_is_the_same_result()
                       _call("<Obj at 0x7f99aa00bb11>\n(3, 2)")) is None
 
 
+def test_the_same_traceback_of_another_run_is_the_same_result():
+    recorded = 'File "<forge-cell-3>", line 1\nZeroDivisionError: division by zero'
+    again = 'File "<forge-cell-41>", line 1\nZeroDivisionError: division by zero'
+    assert difference(_call(error=recorded), _call(error=again)) is None
+    saved = "saved to /out/ses_01ab/prt_01cd-stdout.txt"
+    assert difference(_call(saved), _call(saved.replace("01ab", "99zz").replace("01cd", "7x"))) is None
+
+
 def test_an_error_where_there_was_none_is_named_by_its_last_line():
     said = difference(_call("(3, 2)"),
                       _call(error="Traceback (most recent call last):\nFileNotFoundError: data.csv"))
