@@ -314,7 +314,7 @@ class Message(_Row):
     def __repr__(self) -> str:
         # Out[n] of a terminal and every list of messages: one line, not every field of
         # every part (the parts are one `.parts` away).
-        bits = [self.role, self.status]
+        bits = [self.role, self.status] + (["replayed"] if self.replay_of else [])
         if self.role == "assistant":
             steps = sum(1 for p in self.parts if p.type == "step-finish")
             if steps:
