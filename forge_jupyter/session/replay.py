@@ -130,7 +130,7 @@ class _Replayer:
 
     def _diverged_words(self) -> str:
         d = self.diverged or {}
-        return (f"Replay of cell {self.info.get('cell_id') or '?'} stopped: {d.get('tool')} call "
+        return (f"Replay of {self.info.get('cell')} stopped: {d.get('tool')} call "
                 f"{d.get('index')} gave another result than when recorded — "
                 f"{d.get('difference')}. Run the cell with %%forge --live to ask the model "
                 "again, or fix what changed (a data file, a variable).")
@@ -223,7 +223,8 @@ class _Replayer:
         denied = await self.gate(ctx, tool, part)
         if denied is None:
             return True
-        self.refused = (f"running the recorded python calls again was not approved ({denied}). "
+        self.refused = (f"Replay of {self.info.get('cell')}: running the recorded python "
+                        f"calls again was not approved ({denied}). "
                         "Without them the variables they built are missing; approve the replay, "
                         "or run the cell with %%forge --live.")
         return False

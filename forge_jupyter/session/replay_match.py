@@ -209,8 +209,17 @@ def find_recording(store: Store, *, notebook: str | None, cell_id: str | None, t
     return Search(None, "; ".join(sorted(reasons)) or "no recorded turn of this cell finished")
 
 
+def cell_label(cell_id: str | None, prompt: str) -> str:
+    """How a message names a cell: its id where known, and the prompt's first line."""
+    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    first = first if len(first) <= 60 else first[:59] + "…"
+    return " ".join(filter(None, ["cell", cell_id, f"“{first}”" if first else None]))
+
+
 def describe(recording: Recording) -> dict[str, Any]:
     """What a replayed message keeps of its recording (``metadata["replay"]``)."""
     return {"original": recording.canonical, "recorded_at": recording.recorded_at,
             "model": recording.model, "session_id": recording.session_id,
-            "cell_id": (recording.user.origin or {}).get("cell_id")}
+            "cell_id": (recording.user.origin or {}).get("cell_id"),
+            "cell": cell_label((recording.user.origin or {}).get("cell_id"),
+                               prompt_text(recording.user))}

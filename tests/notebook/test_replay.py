@@ -83,7 +83,7 @@ def test_strict_replay_ends_the_cell_naming_it_and_the_difference(tmp_path, fake
     out = run(nb, tmp_path, server.openai_base, env={"FORGE_REPLAY": "strict"}, allow_errors=True)
     assert len(server.requests) == 2  # no model call
     said = shown(out.cells[1])
-    assert "UsageError" in said and "stopped: python call 1" in said, said
+    assert "UsageError" in said and "Replay of cell “How big is data.csv?” stopped: python call 1" in said, said
     assert "recorded '(3, 2)', now '(4, 2)'" in said
     assert "%%forge --live" in said
 
@@ -106,7 +106,7 @@ def test_live_flag_asks_the_model_and_replay_flag_fails_without_a_recording(tmp_
     missing = run(notebook("%%forge --replay\nSay hi."), tmp_path, server.openai_base,
                   allow_errors=True)
     assert len(server.requests) == 0
-    assert "no recorded turn of cell" in shown(missing.cells[1])
+    assert "no recorded turn of cell “Say hi.” matches" in shown(missing.cells[1])
     server.add(Turn.text("Hi."), Turn.text("Hi again."))
     run(notebook("%%forge\nSay hi."), tmp_path, server.openai_base)
     replayed = run(notebook("%%forge --replay\nSay hi."), tmp_path, server.openai_base)
