@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 def copy_between(src: str, dst: str, sessions: list[str] | None, *, tenant: str,
                  dst_tenant: str | None) -> Any:  # copy.CopyReport
     """Open both stores by path or URL, copy (copy.py), close them."""
-    from .copy import CopyFailed, copy_sessions
+    from .copy import CopyFailed, copy_sessions, destination
     from .forge import open_store
 
     for where in (src, dst):
@@ -104,11 +104,8 @@ def copy_between(src: str, dst: str, sessions: list[str] | None, *, tenant: str,
                          "or a postgresql:// URL.")
     source = open_store(src, tenant=tenant)
     try:
-        target = open_store(dst, tenant=dst_tenant or tenant)
-        try:
+        with destination(dst, lambda: open_store(dst, tenant=dst_tenant or tenant)) as target:
             return copy_sessions(source, target, sessions or None)
-        finally:
-            target.close()
     finally:
         source.close()
 

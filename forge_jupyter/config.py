@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode, observe
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode, observe
 from traitlets.config import Configurable
 
 ENV = {
@@ -36,6 +36,7 @@ ENV = {
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
     "max_age": "FORGE_MAX_AGE",
+    "mcp_servers": "FORGE_MCP_SERVERS",
     "replay": "FORGE_REPLAY",
 }
 
@@ -82,6 +83,10 @@ class Forge(Configurable):
              "replay, and any difference fails the cell (CI without a key). off: always ask "
              "the model.").tag(config=True)
 
+    mcp_servers = Dict(help='MCP servers as in Claude Desktop\'s mcpServers: {"name": {"command": '
+                       '"npx", "args": [...], "env": {...}} or {"url": "https://…"}}; merged over '
+                       "~/.forge/mcp.json and the notebook folder's .forge/mcp.json.").tag(config=True)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._sources: dict[str, str] = {}
@@ -99,7 +104,11 @@ class Forge(Configurable):
     def _set_from_env(self, name: str, raw: str) -> None:
         trait = self.traits()[name]
         value: Any = raw
-        if isinstance(trait, List):
+        if isinstance(trait, Dict):  # JSON, as in the mcp.json files
+            import json
+
+            value = json.loads(raw)
+        elif isinstance(trait, List):
             value = [r.strip() for r in raw.split(",") if r.strip()]
         elif isinstance(trait, Bool):
             value = raw.strip().lower() not in ("0", "false", "no", "off", "")
@@ -135,6 +144,7 @@ class Forge(Configurable):
             "tool_profile": self.tool_profile,
             "builtin_tools": self.builtin_tools,
             "max_age": self.max_age or None,
+            "mcp_servers": dict(self.mcp_servers) or None,
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base

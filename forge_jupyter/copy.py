@@ -21,8 +21,11 @@ caller set either, so the verification leaves those two out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .errors import DuplicateId, ForgeError, NotFound, SessionDeleted
@@ -302,3 +305,29 @@ def _partial(report: CopyReport, failed: SessionCopy, why: str) -> str:
     return (f"session {failed.info.id} was not copied: {why}. Sessions copied and verified before "
             f"it: {done}; nothing of {failed.info.id} was written"
             f"{' beyond its fork' if failed.shared else ''}. Copy the rest with --session.")
+
+
+@contextlib.contextmanager
+def destination(where: str | os.PathLike[str] | Store,
+                opener: Callable[[], Store]) -> Iterator[Store]:
+    """The copy's destination: ``where`` itself when it is a Store (left open), else the
+    store ``opener`` opens (closed at the end). A DuckDB file this copy created is removed
+    again when the copy fails before a session landed in it: a refused copy leaves no empty
+    database behind, where the person would then find a file and think something was copied."""
+    if isinstance(where, Store):
+        yield where
+        return
+    text = os.fspath(where)
+    created = "://" not in text and not Path(os.path.expanduser(text)).exists()
+    target = opener()
+    try:
+        yield target
+    except CopyFailed:
+        if created and not target.list_sessions(limit=1).items:
+            files = target.files()
+            target.close()
+            for file in files:
+                file.unlink(missing_ok=True)
+        raise
+    finally:
+        target.close()

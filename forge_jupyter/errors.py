@@ -38,6 +38,17 @@ class SessionBusy(Conflict):
     """Another prompt is running in this session (here or in another kernel)."""
 
 
+class LeaseLost(SessionBusy):
+    """A write fenced by a runner lease its owner no longer holds: another runner took the
+    session over (or the lease was given back). Nothing of the batch was written."""
+
+    def __init__(self, message: str, session_ids: tuple[str, ...] = (),
+                 holders: dict[str, str | None] | None = None) -> None:
+        super().__init__(message)
+        self.session_ids = session_ids  # the sessions whose lease the writer lost
+        self.holders = holders or {}  # who holds each now (None: nobody)
+
+
 class StoreUnavailable(ForgeError):
     """The store cannot be written right now (a lock held elsewhere, a full disk, an I/O
     error): nothing is wrong with the rows, so buffered rows are kept for the next flush."""

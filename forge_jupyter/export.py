@@ -289,10 +289,11 @@ def export_parquet(store: Store, view_name: str, path: str | os.PathLike[str]) -
     import pyarrow.parquet as pq
 
     from .store.query import scoped
+    from .store.sandbox import snapshot
     from .store.views import view
 
     view(view_name)  # a clear error for a name that is not a view
-    with store.reading() as con:
+    with snapshot(store, view_name) as con:
         sql = scoped(con, f"SELECT * EXCLUDE (tenant_id) FROM {view_name}", store.tenant_id)
         table = con.sql(sql).to_arrow_table()
     # instants in UTC, whatever time zone the connection hands them over in

@@ -22,7 +22,7 @@ from .errors import NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT
-from .scrub import remember, secret_params
+from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.retry import RetryPolicy
 from .session.session import Session
@@ -92,6 +92,8 @@ class Forge(HistoryAsData):
         output_root: str | os.PathLike[str] | None = None,
         load_plugins: bool = True,
         max_age: Any = None,
+        mcp_servers: dict[str, Any] | None = None,
+        skills: bool = True,
         **litellm_kwargs: Any,
     ) -> None:
         self.store = open_store(db, tenant=tenant)
@@ -138,6 +140,13 @@ class Forge(HistoryAsData):
                 self.add_tool(t)
         for t in tools:
             self.add_tool(t)
+        from .mcp import McpServers
+        from .skills import Skills
+
+        # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
+        self.mcp = McpServers(self.root or os.getcwd(), mcp_servers)
+        # Skills (skills/): SKILL.md folders, offered by name through the ``skill`` tool.
+        self.skills = Skills(self.root or os.getcwd()) if skills else None
         # Retention: only when configured, never by default (a timedelta or "30d").
         self.max_age = max_age
         self.cleanup_at_startup()
@@ -236,6 +245,16 @@ class Forge(HistoryAsData):
     def tool_profile(self, value: str) -> None:
         self._tool_profile = check_profile(value)
 
+    async def prepare_tools(self, session_id: str) -> None:
+        """Before a turn is decided: start the MCP servers that should run and bring their
+        tools (and the skills found on disk) into the registry; say what went wrong."""
+        if self.skills is not None:
+            self.skills.sync(self.registry)
+        if self.mcp:
+            scrub = Scrubber.from_environment()  # a server's stderr may quote its own keys
+            for notice in await self.mcp.prepare(self.registry):
+                self.announce(session_id, scrub(notice) or "")
+
     def output_dir(self, session_id: str) -> str:
         """Where full outputs of truncated tool results are saved for the session."""
         base = self._output_root
@@ -269,6 +288,8 @@ class Forge(HistoryAsData):
             await asyncio.to_thread(self.projection.flush)
 
     def close(self) -> None:
+        if getattr(self, "mcp", None) is not None:  # the servers first: none outlives the Forge
+            self.mcp.close()
         self.flush()
         self.store.close()
 

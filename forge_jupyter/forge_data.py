@@ -121,19 +121,16 @@ class HistoryAsData:
         """Copy sessions (all live ones, or these: ids, names or Sessions) into another store —
         a DuckDB path, a postgresql:// DSN or a Store — verified row for row; never overwrites
         (see copy.py). ``tenant``: the destination's (default: this Forge's)."""
-        from .copy import copy_sessions
+        from .copy import copy_sessions, destination
 
         if isinstance(dst, Store) and tenant not in (None, dst.tenant_id):
             raise ValueError(f"copy_to: the destination store is tenant {dst.tenant_id!r}'s; "
                              f"tenant={tenant!r} applies to a path or URL only")
         self.flush()
         wanted = None if sessions is None else [getattr(s, "id", s) for s in sessions]
-        target = self._open_store(dst, tenant=tenant or self.store.tenant_id)
-        try:
+        opened = lambda: self._open_store(dst, tenant=tenant or self.store.tenant_id)  # noqa: E731
+        with destination(dst, opened) as target:
             return copy_sessions(self.store, target, wanted)
-        finally:
-            if target is not dst:
-                target.close()
 
     def export_parquet(self, view: str, path: str | os.PathLike[str]) -> Path:
         """Write one of the views (docs/schema.md) to a Parquet file, atomically."""

@@ -2,8 +2,10 @@
 
 Every function here is one SELECT over a view of ``store/views.py``, run through
 ``store/query.py``'s ``select`` — so it sees only the store's tenant — on the DuckDB file
-itself or, for the memory store, on an in-memory DuckDB holding the same tables: one set of
-SQL for both. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
+itself, for the memory store on an in-memory DuckDB holding the same tables, and for a
+PostgreSQL store translated to its dialect and run there over the same views, which its
+row-level security scopes (store/postgres_select.py): one set of SQL, the same columns and
+dtypes on every backend. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
 the one entry for SQL a person writes, runs elsewhere: in a DuckDB holding only the tenant's
 rows (store/sandbox.py).
 
@@ -16,7 +18,8 @@ keep every column and the full ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -150,9 +153,24 @@ class Where:
 def query(store: Store, sql: str, params: Sequence[Any] = (), spec: dict[str, str] | None = None
           ) -> pd.DataFrame:
     """Run ``sql`` over the store's tenant; typed by ``spec``, or with times in UTC."""
-    with store.reading() as con:
-        frame = select(con, sql, list(params) or None, store.tenant_id)
+    with selecting(store) as run:
+        frame = run(sql, list(params) or None)
     return typed(frame, spec) if spec is not None else utc_times(frame)
+
+
+@contextmanager
+def selecting(store: Store) -> Iterator[Callable[[str, Sequence[Any] | None], pd.DataFrame]]:
+    """``run(sql, params)`` for forge's own SELECTs over this tenant, in one read: on DuckDB
+    (the file, the memory store's snapshot) tenant-scoped by ``select``; on PostgreSQL
+    translated and run there, scoped by its row-level security (store/postgres_select.py)."""
+    if getattr(store, "duckdb_sql", True):
+        with store.reading() as con:
+            yield lambda sql, params: select(con, sql, params, store.tenant_id)
+        return
+    from .store.postgres_select import select_native
+
+    with store.reading() as pg:
+        yield lambda sql, params: select_native(pg, sql, params)
 
 
 def _from_view(store: Store, view: str, spec: dict[str, str], where: Where, order: str
@@ -179,7 +197,9 @@ def sessions(store: Store, *, since: When = None, until: When = None,
     if ids is not None:  # a page of the server's session list (server/reader.py)
         where.equals("s.session_id", list(ids))
     sql = f"""
-        SELECT s.* EXCLUDE (tenant_id), mm.models, coalesce(c.steps, 0) AS steps,
+        SELECT s.session_id, s.name, s.title, s.agent, s.model, s.directory, s.parent_id,
+               s.forked_from_session, s.forked_from_message, s.created_at, s.updated_at,
+               s.messages, mm.models, coalesce(c.steps, 0) AS steps,
                coalesce(c.tokens_input, 0) AS tokens_input,
                coalesce(c.tokens_output, 0) AS tokens_output,
                -- nothing spent yet is $0; NULL stays for a price the table does not know
@@ -190,20 +210,20 @@ def sessions(store: Store, *, since: When = None, until: When = None,
             FROM costs GROUP BY session_id
         ) c ON c.session_id = s.session_id
         LEFT JOIN (
-            SELECT session_id, string_agg(model, ', ' ORDER BY first_used, model) AS models
+            SELECT session_id,
+                   string_agg(model, ', ' ORDER BY first_used, model COLLATE "C") AS models
             FROM (SELECT session_id, model, min(created_at) AS first_used FROM message
-                  WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model)
+                  WHERE role = 'assistant' AND model IS NOT NULL GROUP BY session_id, model) u
             GROUP BY session_id
         ) mm ON mm.session_id = s.session_id
         {where.sql()} ORDER BY s.created_at, s.session_id"""
-    with store.reading() as con:
-        frame = select(con, sql, where.params or None, store.tenant_id)
+    with selecting(store) as run:
+        frame = run(sql, where.params or None)
         untitled = frame["title"].isna() & (frame["messages"] > 0)
         if untitled.any():
             # sessions of a file written before titles were stored, and forks: the same rule
             # over the first message of the timeline, always the person's first prompt
-            firsts = select(con, _FIRST_PROMPTS, [frame["session_id"][untitled].tolist()],
-                            store.tenant_id)
+            firsts = run(_FIRST_PROMPTS, [frame["session_id"][untitled].tolist()])
             derived = {sid: title_of(text) for sid, text in
                        zip(firsts["session_id"], firsts["first_prompt"], strict=True)
                        if isinstance(text, str)}
@@ -262,6 +282,9 @@ def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = N
     where = (Where().equals("c.session_id", session_id(store, session))
              .equals("c.model", model).between("c.created_at", since, until))
     ordinals = ", ".join(str(i) for i in range(1, len(groups) + 1))
+    # names in byte order, as DuckDB sorts them, whatever a PostgreSQL database's collation
+    order = ", ".join(f'{expr} COLLATE "C"' if code == "str" else expr
+                      for expr, _, code in groups)
     sql = f"""
         SELECT {', '.join(f'{expr} AS {name}' for expr, name, _ in groups)},
                count(*) AS steps, sum(c.tokens_input)::BIGINT AS tokens_input,
@@ -273,7 +296,7 @@ def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = N
         FROM {_COSTS_WITH_REPLAY if "replayed" in keys else "costs"} c
         {"LEFT JOIN sessions s ON s.session_id = c.session_id" if "session" in keys else ""}
         {where.sql()}
-        GROUP BY {ordinals} ORDER BY {ordinals}"""
+        GROUP BY {ordinals} ORDER BY {order}"""
     return query(store, sql, where.params, spec)
 
 

@@ -8,6 +8,7 @@ from ``forge_jupyter.testing`` — announced as such, never silently.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import urllib.request
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ MAX_TOKENS_HINT = ("Give the most tokens one model step may generate, e.g. 2048 
 class ModelChoice:
     model: str
     params: dict[str, Any] = field(default_factory=dict)
-    source: str = "config"  # prompt, session, config, environment, ollama, demo
+    source: str = "config"  # prompt, session, config, api_base, environment, ollama, demo
     notice: str | None = None  # what to tell the person (e.g. the demo model is in use)
 
 
@@ -69,14 +70,54 @@ def _ollama_model() -> str | None:
     return f"ollama/{models[0]['name']}" if models else None
 
 
-def resolve(*candidates: tuple[str | None, str], probe_ollama: bool = True) -> ModelChoice:
-    """The first model named by ``candidates`` ((model, source) pairs), else the fallbacks."""
+_SERVED_ID = re.compile(r"[A-Za-z0-9._:/@-]{1,200}")  # a model id a server lists, as we accept it
+
+
+def served_model(api_base: str, timeout: float = 2.0) -> str | None:
+    """The first model the OpenAI-compatible server at ``api_base`` lists (``GET …/models``,
+    which llama.cpp, vLLM, LM Studio and Ollama's /v1 all answer), as a litellm name; None when
+    it does not answer or lists nothing usable. The answer is the server's: an id that is not a
+    plain model name is not used."""
+    import json
+
+    request = urllib.request.Request(api_base.rstrip("/") + "/models")
+    if os.environ.get("FORGE_API_KEY"):
+        request.add_header("Authorization", f"Bearer {os.environ['FORGE_API_KEY']}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            listed = json.loads(r.read(1 << 20)).get("data") or []
+        first = listed[0].get("id") if isinstance(listed[0], dict) else None
+    except Exception:
+        return None
+    return f"openai/{first}" if isinstance(first, str) and _SERVED_ID.fullmatch(first) else None
+
+
+def resolve(*candidates: tuple[str | None, str], probe_ollama: bool = True,
+            api_base: str | None = None) -> ModelChoice:
+    """The first model named by ``candidates`` ((model, source) pairs), else the fallbacks.
+
+    With ``api_base`` set (a server of the person's own) and no model named, the model is the
+    one that server lists — never a provider default or the demo model, which would send the
+    prompt somewhere else than the person configured."""
     for model, source in candidates:
         if model:
             if model == DEMO_MODEL:
                 break
             return ModelChoice(model, source=source)
     else:
+        if api_base:
+            found = served_model(api_base)
+            if found is None:
+                from .errors import InvalidOption
+
+                raise InvalidOption(
+                    f"Forge.api_base is {api_base!r} but no model is set, and that server did not "
+                    "list one at GET …/models. Set Forge.model (FORGE_MODEL, or %%forge -m) to "
+                    "the server's model name with the openai/ prefix, e.g. "
+                    "'openai/qwen2.5-7b-instruct'.")
+            return ModelChoice(found, source="api_base", notice=(
+                f"Using {found}, the model the server at Forge.api_base lists; set Forge.model "
+                "to choose another."))
         for var, model in PROVIDER_DEFAULTS:
             if os.environ.get(var):
                 return ModelChoice(model, source="environment",

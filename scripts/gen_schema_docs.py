@@ -254,8 +254,8 @@ Every forge-jupyter database (schema version {LATEST}) holds the raw tables belo
 them, documented views: the same SQL on every backend (the memory store runs it on an
 in-memory DuckDB copy of its rows). Query them with `forge.sql("SELECT …")` or
 `%forge sql SELECT …` (one read-only SELECT; a writing statement is refused), or open the
-file in any DuckDB client. A PostgreSQL database holds the same tables, its tenants kept
-apart by row-level security ([PostgreSQL](#postgresql) below).
+file in any DuckDB client. A PostgreSQL database holds the same tables and views, its
+tenants kept apart by row-level security ([PostgreSQL](#postgresql) below).
 
 Every table and view carries a `tenant_id` column (left out of the column lists below).
 Through `forge.sql` each table and view name stands for your tenant's rows only; in a plain
@@ -267,8 +267,13 @@ turn."""
     tables = [_section(store, name, *TABLES[name], pg) for name in TABLES]
     views = [_section(store, v.name, v.description, v.example, pg) for v in VIEWS]
     missing = [v for v in VIEW_NAMES if v not in pg]
-    pg_views = ("The views are created on PostgreSQL too (their columns' PostgreSQL types are "
-                "listed above)." if not missing else
+    pg_views = ("The views exist in PostgreSQL too (schema step 4) with the same names and "
+                "columns (their PostgreSQL types are listed above), created `security_invoker` "
+                "so that the policies below scope them to the tenant of whoever reads them — "
+                "in psql, say. The DataFrames run their SQL in PostgreSQL over these views, "
+                "typed to the same dtypes as on DuckDB; `forge.sql` and `%forge sql` run on a "
+                "copy ([below](#sql-a-person-writes-forgesql-on-postgresql))."
+                if not missing else
                 "The views are not created on PostgreSQL yet ("
                 + ", ".join(f"`{v}`" for v in missing) + "): there, `forge.sql`, the sql tool "
                 "and the DataFrames say that they do not run yet.")

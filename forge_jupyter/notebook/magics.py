@@ -43,6 +43,8 @@ LINE_HELP = """\
 %forge config                 every setting, its value and where it came from
 %forge sql SELECT …           a read-only query over the history views
 %forge stop                   stop the current session's running prompt
+%forge mcp [restart NAME|trust|reload]   MCP servers, their state and tools
+%forge skills                 the skills the agent can load
 %forge help                   this text
 
 %%forge cell options:
@@ -292,6 +294,16 @@ class ForgeMagics(Magics):
         if not rest.strip():
             raise UsageError("usage: %forge sql SELECT …")
         return self.controller.forge.sql(rest)
+
+    def _cmd_mcp(self, args: list[str], rest: str) -> Any:
+        from .mcp_magic import mcp_command
+
+        return mcp_command(self.controller.forge, args)
+
+    def _cmd_skills(self, args: list[str], rest: str) -> Any:
+        from .mcp_magic import skills_command
+
+        return skills_command(self.controller.forge, args)
 
     def _cmd_stop(self, args: list[str], rest: str) -> Any:
         c = self.controller

@@ -35,6 +35,16 @@ def first_paragraph(text: str, limit: int = ERROR_CHARS) -> str:
     return para[: cut + 1] + " …" if cut > 0 else para[:limit].rsplit(" ", 1)[0] + " …"
 
 
+def replace_streamed(bundle: dict[str, Any]) -> Any:
+    """The cell's outputs so far (a turn streamed as text where no view answered) replaced by
+    ``bundle``, the turn's record; returns its display handle. Kept both, a saved notebook
+    read the turn twice: once as streamed lines and once in the record and the answer (Out)."""
+    from IPython.display import clear_output, display
+
+    clear_output()
+    return display(bundle, raw=True, display_id=True)
+
+
 def decision_text(decision: dict[str, Any] | None) -> str:
     """Who answered an approval, and how, inside a line: "denied by you, in the widget — not
     now" (the record's and the widget's words, render.decision_text)."""

@@ -98,10 +98,14 @@ def _rehearse(controller: Any) -> None:
     request. The model is the one the first prompt will use (which may start the offline demo
     model, as that prompt would)."""
     from .. import llm
-    from ..model_choice import resolve
+    from ..model_choice import ModelChoice, resolve
 
     litellm = llm.litellm()
-    choice = resolve((getattr(controller.config, "model", None), "config"))
+    model = getattr(controller.config, "model", None)
+    # A server of the person's own and no model: the first prompt asks that server which
+    # model it serves (model_choice.served_model); the rehearsal needs no name of it.
+    choice = (ModelChoice("openai/warm-up") if getattr(controller.config, "api_base", None)
+              and not model else resolve((model, "config")))
     messages = [{"role": "user", "content": "warm up"}]
     try:
         litellm.token_counter(model=choice.model, messages=messages)

@@ -36,7 +36,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from . import panel, saved_note, widget_code
+from . import panel, saved_note, text_printer, widget_code
 from .later import Later, call_later
 from .turn_state import Pending, TurnState, event_types
 
@@ -220,7 +220,10 @@ class TurnView:
             bundle = {"text/html": render.turn_work_html(turn, self.state.displays, with_answer=with_answer),
                       "text/plain": render.turn_work_text(turn, with_answer=with_answer)}
         try:
-            self._handle.update(bundle, raw=True)
+            if self._printer is not None and turn and not with_answer:  # --async: cell has moved on
+                self._handle, self._note = text_printer.replace_streamed(bundle), None
+            else:
+                self._handle.update(bundle, raw=True)
             if self._note is not None:
                 self._note.update(saved_note.EMPTY, raw=True)
         except Exception:
@@ -243,10 +246,8 @@ class TurnView:
         self._note = display(saved_note.note_bundle(), raw=True, display_id=True)
 
     def _text_printer(self) -> Any:
-        from .text_printer import TextPrinter
-
         # In a kernel, stream outputs may be kept apart (nbconvert): write whole lines.
-        return TextPrinter(whole_lines=_in_kernel())
+        return text_printer.TextPrinter(whole_lines=_in_kernel())
 
     def _call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Later:
         return call_later(self._loop, self._context, delay, fn, *args)

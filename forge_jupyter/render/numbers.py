@@ -3,7 +3,8 @@ stream and the widget's text mode; the live widget's labextension/src/render/wor
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+import math
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # model.py's repr formats money with this module: no import back at run time
@@ -27,11 +28,19 @@ def seconds(value: float | None) -> str:
     return f"{minutes} min {_fixed(value - minutes * 60)} s"
 
 
+# Past a trillion dollars a cost is a bug upstream (a price table's typo, an overflow): shown
+# in scientific notation, not to the cent (and Decimal's 28 digits would refuse 1e26).
+_HUGE = 1e12
+_TWO_DIGITS = Context(prec=2, rounding=ROUND_HALF_UP)  # JavaScript's toExponential(1) rounding
+
+
 def money(cost: float | None) -> str:
-    if cost is None:
+    if cost is None or not math.isfinite(cost):  # inf/NaN: no price anyone could pay
         return "cost unknown"
     if cost == 0:
         return "$0"
+    if abs(cost) >= _HUGE:
+        return f"${_TWO_DIGITS.create_decimal(cost):.1e}"
     return f"${_fixed(cost, 4 if cost < 0.01 else 2)}"
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from ..errors import LeaseLost
 from ..model import ReasoningPart, TextPart
 from .writer import Writer
 
@@ -73,6 +74,8 @@ class Checkpoints:
     async def _flush(self) -> None:
         try:
             await asyncio.to_thread(self.writer.flush)
+        except LeaseLost:
+            return  # another runner holds the session: the run was told and is stopping
         except Exception as exc:  # the rows stay buffered; the next flush retries them
             log.warning("checkpoint of streamed text not written yet: %s", exc)
 

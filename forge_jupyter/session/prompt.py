@@ -51,11 +51,16 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
     run = runner.claim(id(store), sid)
     leased = False
     heartbeat: asyncio.Task | None = None
+    writer: Writer | None = None
     ctx: RunContext | None = None
     new_session = False  # nothing in its timeline yet: this prompt gives it its title
     try:
         run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
         await forge.flush_async()  # rows of earlier runs land before we read
+        # MCP servers start on first use, before the lease (a start may take its minute).
+        prepare = getattr(forge, "prepare_tools", None)
+        if prepare is not None:
+            await prepare(sid)
         leased, held, recovered, view = await asyncio.to_thread(_take_runner, store, sid,
                                                                 run.owner)
         if not leased:
@@ -67,6 +72,8 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         if budget is not None and new_text is not None:
             _check_budget(turn.model, turn.system, view, new_text, budget)
         writer = Writer(forge.projection, forge.bus, turn.scrubber)
+        # Every flush of this run's rows commits only while it still holds the lease.
+        writer.hold_lease(sid, run.owner, _on_lost(forge, store, run, writer))
         writer.adopt(view)
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
@@ -86,7 +93,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         with contextlib.suppress(Exception):  # a title is never worth keeping the lease
             title = _title(ctx) if ctx is not None and new_session else None
         with contextlib.suppress(Exception):
-            await asyncio.to_thread(_give_back, store, sid, ctx.writer if ctx else None,
+            await asyncio.to_thread(_give_back, store, sid, writer,
                                     run.owner if leased else None, title)
         runner.release(id(store), sid)
         forge.bus.publish(_status(sid, "idle"))
@@ -108,18 +115,26 @@ def _take_runner(store: Any, sid: str,
 
 def _give_back(store: Any, sid: str, writer: Writer | None, owner: str | None,
                title: str | None = None) -> None:
-    """The last rows, a new session's title and the lease, in one opening of the store."""
+    """The last rows, a new session's title and the lease, in one opening of the store. Rows
+    the store cannot take yet keep the lease: they stay fenced by it and land at a later flush
+    while it is still this run's (a later prompt of this process takes it over at once)."""
     with store.hold():
+        flushed = False
         try:
             if writer is not None:
                 writer.flush()
+            flushed = True
             if title is not None:
                 info = store.get_session(sid)  # fresh: a grant may have changed its metadata
                 if info.title is None:  # never over a title someone set meanwhile
                     store.update_session(info.model_copy(update={"title": title}))
         finally:
-            if owner is not None:
-                store.release_lease(sid, owner)
+            try:
+                if owner is not None and flushed:
+                    store.release_lease(sid, owner)
+            finally:
+                if writer is not None:
+                    writer.let_go()
 
 
 def _title(ctx: RunContext) -> str | None:
@@ -142,9 +157,13 @@ async def _drive(ctx: RunContext, body: Callable[[], Awaitable[Message | None]])
         ctx.writer.record(Event(session_id=ctx.session.id, type="abort", actor="user",
                                 data={"message_id": result.id if result else None}))
         await asyncio.shield(ctx.flush())
+        if (lost := ctx.writer.lost) is not None:
+            raise lost from None  # stopped because another runner took the session over
         if not ctx.aborted:
             raise
         return result
+    if (lost := ctx.writer.lost) is not None:
+        raise lost
     if ctx.aborted and result is not None:
         ctx.writer.record(Event(session_id=ctx.session.id, type="abort", actor="user",
                                 data={"message_id": result.id}))
@@ -187,7 +206,10 @@ async def prompt_async(
         ctx.add_message(user)
         result = await _drive(ctx, lambda: run_loop(ctx))
         assert result is not None
-        return ctx.writer.message(result.id) or result
+        answer = ctx.writer.message(result.id) or result
+    # Its last row is written now: where the store refused one of its rows, the answer is the
+    # message as stored (status error, what was not stored), not the one the run held.
+    return ctx.writer.projection.as_stored(answer)
 
 
 async def compact_async(session: SessionHandle, *, model: str | None = None,
@@ -218,7 +240,8 @@ def _status(sid: str, status: str) -> Any:
 async def _heartbeat(forge: Any, store: Any, sid: str, run: runner.Run) -> None:
     """Renew the lease while the run lives. A lease another runner took meanwhile (this one
     was thought dead: paused past its expiry, cut off from the database) is not fought for:
-    this run stops where it is and says so; the model is not asked again for it."""
+    this run stops where it is and says so; the model is not asked again for it. (A flush
+    fenced by the lease may find out first, between two beats: the same stop, at once.)"""
     while True:
         await asyncio.sleep(runner.LEASE_TTL / 3)
         try:
@@ -227,13 +250,32 @@ async def _heartbeat(forge: Any, store: Any, sid: str, run: runner.Run) -> None:
             continue
         if not kept:
             held = await asyncio.to_thread(store.lease, sid)
-            forge.announce(sid, (
-                f"This run lost session {sid} to another runner "
-                f"({held[0] if held else 'gone since'}) and stopped; nothing was sent to the "
-                "model again. Continue the session from the kernel that holds it, or prompt "
-                "again here once it is free."))
-            run.abort()
+            await asyncio.to_thread(run.ctx.writer.lose, held[0] if held else None)
             return
+
+
+def _on_lost(forge: Any, store: Any, run: runner.Run, writer: Writer) -> Callable[[Any], None]:
+    """What a run does once its lease went to another runner (told once, off the event
+    loop: by the thread whose flush was fenced, or the heartbeat's): stop, and say so."""
+    def stop(_error: Any) -> None:
+        lost = writer.lost
+        if lost is None:
+            return
+        notice = str(lost)
+        # The one row a stale runner still writes: this notice, an event beside the new
+        # owner's rows (never one of its messages, parts or pointers), telling whoever reads
+        # the session why this run stopped.
+        with contextlib.suppress(Exception):
+            store.put_event(Event(session_id=run.session_id, type="notice", actor="forge",
+                                  data={"message": notice}))
+        loop = run.loop
+        if loop is not None and not loop.is_closed():
+            from ..bus import SessionStatus
+
+            loop.call_soon_threadsafe(forge.bus.publish, SessionStatus(
+                run.session_id, "notice", {"message": notice}))
+        run.abort()
+    return stop
 
 
 def _close_running(ctx: RunContext) -> Message | None:

@@ -172,3 +172,13 @@ def busy_message(session_id: str, owner: str, expires: float) -> str:
         f"{max(0, expires - time.time()):.0f} s. Wait for that run to end (a process that died "
         "on another machine frees it when the lease expires), or use another session."
     )
+
+
+def lost_message(session_id: str, holder: str | None) -> str:
+    """What a run that lost its session's lease to another runner tells the person."""
+    who = f"another runner ({holder})" if holder else "another runner (which has let it go since)"
+    return (
+        f"This run lost session {session_id} to {who} and stopped: nothing it wrote after "
+        "that was stored, and the model was not asked again. Continue the session from the "
+        "kernel that holds it, or prompt again here once it is free."
+    )

@@ -80,7 +80,8 @@ def choose_model(host: Host, prompt_model: str | None, session_model: str | None
     """The prompt's model, else the session's, the agent's, the configured one (then the
     environment's key, a local Ollama, the offline demo model: model_choice.resolve)."""
     return resolve((prompt_model, "prompt"), (session_model, "session"),
-                   (agent_model, "agent"), (host.model, "config"))
+                   (agent_model, "agent"), (host.model, "config"),
+                   api_base=host.litellm_kwargs.get("api_base"))
 
 
 def layered_permissions(host: Host, info: SessionInfo, agent: Agent,

@@ -5,7 +5,9 @@ next flush) and to the bus (live subscribers). A delta goes to the bus only — 
 never written fragment by fragment. The writer also refuses late writes to a finished message
 or part before they reach any store, and keeps the session's messages in memory for the run
 that owns it (the runner lease makes it the only writer), so each model step reads its view
-without a database round trip.
+without a database round trip. A run fences its rows with its lease (``hold_lease``): once
+another runner takes the session over, nothing more of the run is written and ``flush`` says so
+(``LeaseLost``).
 
 It is also where text is made safe (DESIGN §5): every full row — message, part, event — is
 scrubbed of secrets and made valid Unicode before it reaches the store, the mirror (the
@@ -17,13 +19,15 @@ until it is whole, and the part's full row replaces what the deltas showed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..bus import Bus, EventRecorded, MessageUpdated, PartDelta, PartUpdated
-from ..errors import Immutable
+from ..errors import Immutable, LeaseLost
 from ..model import Event, Message, Part, ReasoningPart, TextPart
 from ..scrub import Scrubber, StreamScrubber
 from ..store.projection import Projection
+from . import runner
 
 # Fields that hold ids and states, never text from outside: not scrubbed.
 _STRUCTURAL = frozenset({"id", "session_id", "message_id", "parent_id", "type", "role", "status",
@@ -38,6 +42,42 @@ class Writer:
         self._live: dict[str, StreamScrubber] = {}  # per streaming part: deltas, scrubbed
         self._messages: dict[str, Message] = {}  # the in-memory mirror, by id
         self._terminal: set[str] = set()
+        self._lease: tuple[str, str] | None = None  # (session, owner) fencing this run's rows
+
+    # -- the lease that fences this run's rows ------------------------------------------------
+
+    def hold_lease(self, session_id: str, owner: str,
+                   on_lost: Callable[[LeaseLost], None] | None = None) -> None:
+        """From now on this run's rows of ``session_id`` are written only while ``owner``
+        holds its runner lease (checked in each flush's transaction); ``on_lost`` is told
+        once, from the thread that flushed, when it no longer does."""
+        self._lease = (session_id, owner)
+        self.projection.fence(session_id, owner, on_lost)
+
+    def let_go(self) -> None:
+        """The run is over (after its last flush): its rows need no fence any more."""
+        if self._lease is not None:
+            self.projection.unfence(*self._lease)
+
+    def lose(self, holder: str | None) -> None:
+        """The lease went to ``holder`` (the heartbeat found out): write nothing more."""
+        if self._lease is not None:
+            sid, owner = self._lease
+            self.projection.lose(sid, owner, LeaseLost(runner.lost_message(sid, holder),
+                                                       (sid,), {sid: holder}))
+
+    @property
+    def lost(self) -> LeaseLost | None:
+        """Why this run's rows are no longer written (another runner took the session over),
+        said for the person; None while the run holds its lease."""
+        if self._lease is None:
+            return None
+        sid, owner = self._lease
+        error = self.projection.fences.lost(sid, owner)
+        if error is None:
+            return None
+        holder = error.holders.get(sid)
+        return LeaseLost(runner.lost_message(sid, holder), (sid,), {sid: holder})
 
     # -- the mirror -------------------------------------------------------------------------
 
@@ -137,4 +177,10 @@ class Writer:
         return clean
 
     def flush(self) -> int:
-        return self.projection.flush()
+        """Commit what is buffered (every session's, one batch); ``LeaseLost`` if this run's
+        lease went to another runner — its rows were dropped, the others written."""
+        written = self.projection.flush()
+        lost = self.lost
+        if lost is not None:
+            raise lost
+        return written

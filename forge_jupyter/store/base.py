@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -30,7 +30,6 @@ from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import duckdb
     import pandas as pd
 
 T = TypeVar("T")
@@ -125,8 +124,15 @@ class Store(ABC):
     # -- writes ---------------------------------------------------------------------------
 
     @abstractmethod
-    def write(self, ops: Sequence[Op]) -> None:
-        """Apply a batch in one transaction, all or nothing (see ``plan_write``)."""
+    def write(self, ops: Sequence[Op], *, lease_owners: Mapping[str, str] | None = None) -> None:
+        """Apply a batch in one transaction, all or nothing (see ``plan_write``).
+
+        ``lease_owners`` ({session id: runner lease owner}) fences the batch: it goes in only
+        if each owner still holds its session's lease, checked in the same transaction as the
+        writes (on PostgreSQL under the session row's lock, so a takeover on another host
+        either waits for this commit or is seen by it); otherwise ``LeaseLost`` (naming the
+        sessions lost) and nothing is written. A lease that expired is still its owner's
+        until another runner takes it."""
 
     def put_message(self, message: Message) -> None:
         self.write([PutMessage(message), *(PutPart(p) for p in message.parts)])
@@ -190,9 +196,11 @@ class Store(ABC):
 
     # -- SQL over the documented views (store/views.py) -----------------------------------
 
-    def reading(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """A DuckDB connection holding the schema's tables and views (every tenant's rows,
-        or only this one's), for read-only SQL; scope queries with ``query.select``."""
+    def reading(self) -> contextlib.AbstractContextManager[Any]:
+        """A read-only connection holding the schema's tables and views (every tenant's rows,
+        or only this one's): a DuckDB one where ``duckdb_sql`` is true (DuckDB, memory; scope
+        queries with ``query.select``), else the backend's own (PostgreSQL: its views, scoped
+        by row-level security; postgres_select.py)."""
         raise NotImplementedError(f"{type(self).__name__} offers no SQL over its rows")
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:

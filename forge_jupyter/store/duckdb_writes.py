@@ -10,7 +10,7 @@ appender.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import DuplicateId
@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 
 
 def write_batch(con: duckdb.DuckDBPyConnection, tenant_id: str, ops: Sequence[Op],
-                now: float) -> None:
-    """Check ``ops`` against what is stored and apply them (``now``: the sessions' new
-    ``updated_at``)."""
-    state = load_write_state(con, tenant_id, ops)
-    apply_plan(con, tenant_id, plan_write(tenant_id, ops, state), state, now)
+                now: float, lease_owners: Mapping[str, str] | None = None) -> None:
+    """Check ``ops`` (and the leases they are fenced by, ``plan_write``) against what is
+    stored and apply them (``now``: the sessions' new ``updated_at``)."""
+    state = load_write_state(con, tenant_id, ops, lease_owners or ())
+    apply_plan(con, tenant_id, plan_write(tenant_id, ops, state, lease_owners), state, now)
 
 
 # ---------------------------------------------------------------------- what a batch touches
@@ -58,12 +58,13 @@ class _Stored(NamedTuple):
     last_message_id: str | None  # session: the timeline's tail
     timeline_length: int | None  # session
     deleted: bool | None  # session
+    lease_owner: str | None  # session
 
 
 # Each kind's SELECT list in ``_Stored``'s order: one UNION ALL reads them all.
 _STORED_TYPES = {"session_id": "VARCHAR", "message_id": "VARCHAR", "role": "VARCHAR",
                  "status": "VARCHAR", "terminal": "BOOLEAN", "last_message_id": "VARCHAR",
-                 "timeline_length": "INTEGER", "deleted": "BOOLEAN"}
+                 "timeline_length": "INTEGER", "deleted": "BOOLEAN", "lease_owner": "VARCHAR"}
 
 
 def _stored_select(kind: str, table: str, where: str, **columns: str) -> str:
@@ -78,7 +79,7 @@ _PART_STATE = _stored_select("part", "part", "id IN ({ids})", session_id="sessio
 _SESSION_STATE = _stored_select("session", "session", "tenant_id = ? AND id IN ({ids})",
                                 last_message_id="last_message_id",
                                 timeline_length="timeline_length",
-                                deleted="deleted_at IS NOT NULL")
+                                deleted="deleted_at IS NOT NULL", lease_owner="lease_owner")
 _EVENT_STATE = _stored_select("event", "event", "id IN ({ids})")
 
 
@@ -95,9 +96,10 @@ def _id_list(ids: set[str]) -> tuple[str, list[Any]]:
 
 
 def load_write_state(con: duckdb.DuckDBPyConnection, tenant_id: str,
-                     ops: Sequence[Op]) -> WriteState:
-    """Every existing row the batch touches: one query of primary-key lookups, and a second
-    one for the timeline's last message when the batch appends to a timeline."""
+                     ops: Sequence[Op], fenced: Iterable[str] = ()) -> WriteState:
+    """Every existing row the batch touches (and the ``fenced`` sessions, whose leases it
+    checks): one query of primary-key lookups, and a second one for the timeline's last
+    message when the batch appends to a timeline."""
     ids = batch_ids(ops)
     branches: list[str] = []
     params: list[Any] = []
@@ -111,7 +113,7 @@ def load_write_state(con: duckdb.DuckDBPyConnection, tenant_id: str,
 
     branch(_MESSAGE_STATE, ids.messages)
     branch(_PART_STATE, ids.parts)
-    branch(_SESSION_STATE, ids.sessions, tenant_id)
+    branch(_SESSION_STATE, ids.sessions | set(fenced), tenant_id)
     branch(_EVENT_STATE, ids.events)
     state = WriteState()
     _collect(con.execute(" UNION ALL ".join(branches), params).fetchall(), state)
@@ -140,7 +142,8 @@ def _collect(rows: list[tuple], state: WriteState) -> None:
         elif r.kind == "session":
             state.sessions[r.id] = SessionState(deleted=bool(r.deleted),
                                                 last_message_id=r.last_message_id,
-                                                last_pos=(r.timeline_length or 0) - 1)
+                                                last_pos=(r.timeline_length or 0) - 1,
+                                                lease_owner=r.lease_owner)
         else:
             state.event_ids.add(r.id)
 

@@ -10,7 +10,7 @@ import bisect
 import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,9 +195,10 @@ class MemoryStore(Store):
 
     # -- writes ----------------------------------------------------------------------------
 
-    def write(self, ops: Sequence[Op]) -> None:
+    def write(self, ops: Sequence[Op], *, lease_owners: Mapping[str, str] | None = None) -> None:
         with self.db.lock:
             ids = batch_ids(ops)
+            ids.sessions |= set(lease_owners or ())
             message_ids = set(ids.messages)
             state = WriteState()
             for sid in ids.sessions:  # an append is checked against the timeline's last message
@@ -222,9 +223,10 @@ class MemoryStore(Store):
                         deleted=row.deleted_at is not None,
                         last_message_id=pointers[-1] if pointers else None,
                         last_pos=len(pointers) - 1,
+                        lease_owner=row.lease_owner,
                     )
             state.event_ids = ids.events & self.db.event_ids
-            plan = plan_write(self.tenant_id, ops, state)
+            plan = plan_write(self.tenant_id, ops, state, lease_owners)
             # validated: apply (nothing below can fail)
             for mid, m in plan.messages.items():
                 self.db.messages[mid] = (self.tenant_id, m)

@@ -10,14 +10,18 @@ writes:
 3. Every write is scoped to the store's tenant.
 4. Writes to a deleted or missing session/message are rejected.
 5. Duplicate ids conflict; they never overwrite another session's or tenant's row.
+
+and, for a batch fenced by runner leases (``lease_owners``), that each owner still holds its
+session's lease — read in the batch's own transaction, so a runner that lost its session to
+another writes nothing (``LeaseLost``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import DuplicateId, Immutable, MessageRunning, NotFound, SessionDeleted
+from ..errors import DuplicateId, Immutable, LeaseLost, MessageRunning, NotFound, SessionDeleted
 from ..model import Event, Message, Part
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
@@ -44,6 +48,7 @@ class SessionState:
     deleted: bool
     last_message_id: str | None = None
     last_pos: int = -1
+    lease_owner: str | None = None  # who holds the runner lease (live or expired), if anyone
 
 
 @dataclass(slots=True)
@@ -71,8 +76,15 @@ class WritePlan:
     touched_sessions: set[str] = field(default_factory=set)
 
 
-def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState) -> WritePlan:
+def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState,
+               lease_owners: Mapping[str, str] | None = None) -> WritePlan:
     """Validate ``ops`` against ``state`` (and against each other, in order).
+
+    ``lease_owners`` ({session id: owner}, each session loaded in ``state``): the batch goes
+    in only if every owner still holds its session's lease, else ``LeaseLost`` names every
+    session lost. Holding is being the lease's owner: a lease that expired stays its owner's
+    until another runner takes it (a late heartbeat is not a loss), and a takeover or a
+    release changes the owner at once.
 
     A part write compares with what was committed before the batch: a message created and
     finished inside one batch may still receive its parts in that batch. Everything else
@@ -92,6 +104,20 @@ def plan_write(tenant_id: str, ops: Sequence[Op], state: WriteState) -> WritePla
         if s.deleted:
             raise SessionDeleted(f"session {session_id} was deleted; it accepts no more writes")
         return s
+
+    if lease_owners:
+        held = {sid: session_ok(sid).lease_owner for sid in lease_owners}
+        lost = {sid: (owner, held[sid]) for sid, owner in sorted(lease_owners.items())
+                if held[sid] != owner}
+        if lost:
+            raise LeaseLost("; ".join(
+                f"session {sid}'s runner lease is held by {holder}, not by {owner}"
+                if holder is not None else
+                f"session {sid}'s runner lease is no longer held by {owner} (given back, or "
+                "taken over and given back since)"
+                for sid, (owner, holder) in lost.items()
+            ) + ": the runner lost the session, so nothing of this batch was written.",
+                tuple(lost), {sid: holder for sid, (_owner, holder) in lost.items()})
 
     for op in ops:
         if isinstance(op, PutMessage):

@@ -77,6 +77,11 @@ def describe(dsn: str) -> str:
 class PostgresStore(SQLStore):
     """Sessions, messages, parts, timeline, events and leases of one tenant in PostgreSQL."""
 
+    # its connections speak PostgreSQL: the DataFrames' own SQL is translated and run here
+    # (postgres_select.py); SQL a person writes (forge.sql, %forge sql) never is — it runs
+    # on a copy of this tenant's rows in a locked DuckDB (sandbox.py)
+    duckdb_sql = False
+
     def __init__(
         self,
         dsn: str,
@@ -234,24 +239,18 @@ class PostgresStore(SQLStore):
 
     @contextmanager
     def reading(self) -> Iterator[PgConnection]:
-        """A read-only transaction over this tenant's rows (the policies scope every table),
-        with a statement timeout, always rolled back."""
+        """A read-only, repeatable-read transaction over this tenant's rows (the policies
+        scope every table), with a statement timeout, always rolled back. Forge's own SQL
+        only: SQL a person writes runs on a copy (``Store.sql``, sandbox.py)."""
         if getattr(self._local, "tx", None) is not None:
             raise RuntimeError("a read-only query cannot run inside a store write")
         with self._connection() as conn, conn.transaction(force_rollback=True):
-            conn.execute("SET TRANSACTION READ ONLY")
+            # one snapshot for every statement (the SQL sandbox copies several tables)
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             conn.execute("SELECT set_config('statement_timeout', %s, true)",
                          [f"{int(self.statement_timeout * 1000)}ms"])
             conn.execute(_SET_TENANT, [self.tenant_id])
             yield PgConnection(conn)
-
-    def sql(self, query: str, params: Any = None) -> Any:
-        """Not yet on PostgreSQL: ``forge.sql``, the ``sql`` tool and the DataFrames parse and
-        run their SQL in DuckDB (sandbox.py, sqlcheck.py)."""
-        raise NotImplementedError(
-            "SQL over the history (forge.sql, the sql tool, the DataFrames) does not run on a "
-            "PostgreSQL store yet. Query the database directly as this tenant's role, or copy "
-            "the sessions to a DuckDB file to analyse them there.")
 
     def _lock_sessions(self, con: Any, session_ids: set[str]) -> None:
         if session_ids:

@@ -40,6 +40,11 @@ each user a login role of their own and pin it to its tenant, as the owner::
 
 A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
 ``session_user``, which ``SET ROLE`` does not change).
+
+The documented views (views.py) exist here too, translated (postgres_views.py) and created
+``security_invoker`` so the policies scope them to whoever reads them; the migrate command
+grants the application roles SELECT on them. SQL a person writes through the package
+(``forge.sql``, ``%forge sql``) never runs on these connections (sandbox.py).
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import SchemaTooNew, StoreUnreadable
 from .base import DEFAULT_TENANT
+from .postgres_views import CREATE_VIEWS as PG_CREATE_VIEWS
+from .postgres_views import VIEW_NAMES as PG_VIEW_NAMES
 from .schema import LATEST, TENANT_TABLES, Migration
 
 if TYPE_CHECKING:
@@ -226,11 +233,13 @@ _TENANCY = _TENANT_FUNCTION + tuple(
 ) + ("REVOKE ALL ON forge_schema FROM PUBLIC",)
 
 # Version for version with the DuckDB file's (schema.LATEST): step 3 there is the views
-# (store/views.py, DuckDB SQL); here it puts the tenancy in place. Views come as a later step.
+# (store/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
+# in PostgreSQL's dialect, security_invoker so the policies apply (postgres_views.py).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tables", _TABLES),
     Migration(2, "indexes", _INDEXES),
     Migration(3, "row-level security on every tenant table", _TENANCY),
+    Migration(4, "the documented views, for psql", PG_CREATE_VIEWS),
     # a new column of a table already under row-level security: the policy and the grants
     # (whole tables) cover it
     Migration(6, "message.replay_of", (f"ALTER TABLE message ADD COLUMN replay_of {ID}",)),
@@ -292,6 +301,8 @@ def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LA
             con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(TENANT_TABLES)} TO {r}")  # type: ignore[arg-type]
             con.execute(f"GRANT SELECT ON forge_schema TO {r}")  # type: ignore[arg-type]
             con.execute(f"GRANT EXECUTE ON FUNCTION forge_tenant() TO {r}")  # type: ignore[arg-type]
+            if target >= 4:
+                con.execute(f"GRANT SELECT ON {', '.join(PG_VIEW_NAMES)} TO {r}")  # type: ignore[arg-type]
     return found
 
 

@@ -19,6 +19,10 @@ Two ways a batch can fail, told apart because they need opposite answers:
   synthetic text part, a message by a row with its error, an event by one with the reason),
   the message it belonged to is marked (``metadata["not_stored"]``, and its ``error`` — an
   assistant's status becomes ``error``) and a ``store.rejected`` event lists what was lost.
+
+A run's rows are fenced by its runner lease (``fence``, fence.py): a flush writes them only
+while the run still holds the session's lease. Once it is lost to another runner, they are
+dropped — that session's only — and the run is told, so it stops.
 """
 
 from __future__ import annotations
@@ -26,34 +30,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from ..errors import SchemaTooNew, StoreUnavailable, StoreUnreadable
+from ..errors import LeaseLost, SchemaTooNew, StoreUnavailable, StoreUnreadable
 from ..model import ErrorInfo, Event, Message, Part, TextPart, now
 from .base import Store
+from .fence import Fences, OnLost, session_of
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
+from .salvage import Key, Rejected, marked, safe, splittable
+from .salvage import reason as refusal
 
 log = logging.getLogger(__name__)
-# A buffered row's slot: its kind (message | part | append | event, as ``Rejected.kind``) and
-# its id — a newer full row of the same id replaces the buffered one; an append's id is the
-# pointer (session, message).
-Key = tuple[str, ...]
-_REASON_MAX = 400  # characters of an error kept in a report
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """A row the store refused: what it was, where it belonged, and why."""
-
-    kind: str  # message | part | append | event
-    id: str
-    session_id: str | None
-    message_id: str | None
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.id} was not stored: {self.reason}"
+_FINISHED_MARKED_KEPT = 64  # finished marked messages remembered for as_stored()
 
 
 class _Halt(Exception):
@@ -70,16 +57,6 @@ def unavailable(exc: BaseException) -> bool:
                       | MemoryError)
 
 
-def _safe(text: str | None, limit: int = _REASON_MAX) -> str:
-    """Text any store accepts: valid UTF-8 (lone surrogates escaped), bounded."""
-    text = (text or "").encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
-def _reason(exc: BaseException) -> str:
-    return _safe(f"{type(exc).__name__}: {exc}")
-
-
 class Projection:
     def __init__(self, store: Store,
                  on_rejected: Callable[[list[Rejected]], None] | None = None) -> None:
@@ -90,9 +67,48 @@ class Projection:
         self._flush_lock = threading.Lock()
         # Messages with a refused row: what was lost, noted on their rows until they finish.
         self._damaged: dict[str, list[str]] = {}
+        # Their final rows as written (marked), until the run that made them asks: the
+        # message a prompt returns is then the one the store holds. The last few only.
+        self._finished_marked: dict[str, Message] = {}
         self.rows_written = 0  # for write-amplification figures
         self.batches_written = 0
         self.rows_rejected = 0
+        self.rows_fenced = 0  # rows of a run that had lost its lease: dropped, never written
+        self.fences = Fences()
+
+    # -- lease fences (fence.py) --------------------------------------------------------------
+
+    def fence(self, session_id: str, owner: str, on_lost: OnLost | None = None) -> None:
+        """Write the session's rows only while ``owner`` holds its runner lease; ``on_lost``
+        is told, once and from the flushing thread, when it no longer does."""
+        self.fences.fence(session_id, owner, on_lost)
+
+    def unfence(self, session_id: str, owner: str) -> None:
+        """``owner``'s run is over. Rows of a lost lease go now; rows it left buffered (the
+        store was unavailable) stay fenced by its lease until a flush settles them."""
+        with self._lock:
+            if self.fences.lost(session_id, owner) is not None:
+                self._drop(session_id)
+            keep = any(session_of(op) == session_id for op in self._buffer.values())
+            self.fences.end(session_id, owner, keep=keep)
+
+    def lose(self, session_id: str, owner: str, error: LeaseLost) -> None:
+        """``owner`` lost the session's lease (its heartbeat found out): drop its rows."""
+        self.fences.lose(session_id, owner, error)
+        with self._lock:
+            self._drop(session_id)
+
+    def _drop(self, session_id: str) -> None:
+        """Under ``_lock``: forget the buffered rows of a session whose lease was lost."""
+        kept = {k: op for k, op in self._buffer.items() if session_of(op) != session_id}
+        self.rows_fenced += len(self._buffer) - len(kept)
+        self._buffer = kept
+
+    def _write(self, ops: list[Op]) -> list[Op]:
+        """``store.write`` fenced by the runs' leases (``Fences.write``); the ops written."""
+        written, dropped = self.fences.write(self.store, ops)
+        self.rows_fenced += dropped
+        return written
 
     def put_message(self, message: Message) -> None:
         with self._lock:
@@ -123,12 +139,14 @@ class Projection:
         """
         with self._flush_lock:
             with self._lock:
+                for sid in {session_of(op) for op in self._buffer.values()}:
+                    if self.fences.lost(sid) is not None:
+                        self._drop(sid)  # rows of a run that lost its lease never go in
                 if not self._buffer:
                     return 0
                 batch, self._buffer = self._buffer, {}
             try:
-                ops = self._amended(list(batch.values()))
-                self.store.write(ops)
+                ops = self._write(self._amended(list(batch.values())))
             except Exception as exc:
                 if unavailable(exc):
                     self._put_back(batch)
@@ -139,7 +157,9 @@ class Projection:
                 raise
             else:
                 self._settled(ops)
-                written = len(batch)
+                written = len(ops)
+            with self._lock:
+                self.fences.settle({session_of(op) for op in self._buffer.values()})
             self.rows_written += written
             self.batches_written += 1
             return written
@@ -154,7 +174,7 @@ class Projection:
 
     def _salvage(self, batch: dict[Key, Op], first: Exception) -> int:
         """Write every row of a failed batch that the store accepts; report the others."""
-        plan = _splittable(list(batch.items()))
+        plan = splittable(list(batch.items()))
         damaged_before = {mid: list(notes) for mid, notes in self._damaged.items()}
         rejected: list[Rejected] = []
         written: set[Key] = set()
@@ -166,7 +186,7 @@ class Projection:
             cursor = lo
             ops = self._amended([op for _key, op in plan[lo:hi]])
             try:
-                self.store.write(ops)
+                self._write(ops)
             except Exception as exc:
                 if unavailable(exc):
                     raise _Halt(exc) from exc
@@ -180,7 +200,8 @@ class Projection:
                 attempt(mid, hi)
                 return
             self._settled(ops)
-            written.update(key for key, _op in plan[lo:hi])
+            written.update(key for key, op in plan[lo:hi]
+                           if self.fences.lost(session_of(op)) is None)
             wrote_anything = True
             cursor = hi
 
@@ -214,7 +235,7 @@ class Projection:
 
     def _reject(self, op: Op, exc: Exception, rejected: list[Rejected]) -> bool:
         """Record one refused row and write its stand-in; True if the stand-in went in."""
-        reason = _reason(exc)
+        reason = refusal(exc)
 
         def record(row: Rejected, note: str | None = None) -> None:
             # A message's row may be refused twice (as running, then finished): report once.
@@ -243,9 +264,9 @@ class Projection:
             record(Rejected("message", m.id, m.session_id, m.id, reason), note)
             stand_in = PutMessage(Message(
                 id=m.id, session_id=m.session_id, role=m.role, parent_id=m.parent_id,
-                agent=_safe(m.agent), model=_safe(m.model) if m.model else None,
+                agent=safe(m.agent), model=safe(m.model) if m.model else None,
                 status="error" if m.is_terminal else m.status, summary=m.summary,
-                finish=_safe(m.finish) if m.finish else None,
+                finish=safe(m.finish) if m.finish else None,
                 error=ErrorInfo(type="not_stored", message=note) if m.is_terminal else None,
                 tokens=m.tokens, cost=m.cost, created_at=m.created_at,
                 completed_at=m.completed_at,
@@ -258,11 +279,12 @@ class Projection:
             assert isinstance(op, PutEvent)
             e = op.event
             record(Rejected("event", e.id, e.session_id, None, reason))
-            stand_in = PutEvent(Event(id=e.id, session_id=e.session_id, type=_safe(e.type),
-                                      actor=_safe(e.actor), created_at=e.created_at,
+            stand_in = PutEvent(Event(id=e.id, session_id=e.session_id, type=safe(e.type),
+                                      actor=safe(e.actor), created_at=e.created_at,
                                       data={"not_stored": reason}))
         try:
-            self.store.write([stand_in])
+            if not self._write([stand_in]):
+                return False  # its session's lease was lost: nothing of it goes in
         except Exception as exc2:
             if unavailable(exc2):
                 raise _Halt(exc2) from exc2
@@ -280,8 +302,9 @@ class Projection:
                               "reason": r.reason} for r in rows]}
             for owner in dict.fromkeys((sid, None)):  # a session that is gone: no owner
                 try:
-                    self.store.write([PutEvent(Event(session_id=owner, type="store.rejected",
-                                                     data=data))])
+                    if not self._write([PutEvent(Event(session_id=owner, type="store.rejected",
+                                                       data=data))]):
+                        continue
                 except Exception as exc:
                     if unavailable(exc):
                         raise _Halt(exc) from exc
@@ -297,7 +320,7 @@ class Projection:
         message its error)."""
         if not self._damaged:
             return ops
-        return [PutMessage(_marked(op.message, self._damaged[op.message.id]))
+        return [PutMessage(marked(op.message, self._damaged[op.message.id]))
                 if isinstance(op, PutMessage) and op.message.id in self._damaged else op
                 for op in ops]
 
@@ -306,42 +329,15 @@ class Projection:
         if self._damaged:
             for op in ops:
                 if isinstance(op, PutMessage) and op.message.is_terminal:
-                    self._damaged.pop(op.message.id, None)
+                    if self._damaged.pop(op.message.id, None) is not None:
+                        self._finished_marked[op.message.id] = op.message
+                        while len(self._finished_marked) > _FINISHED_MARKED_KEPT:
+                            del self._finished_marked[next(iter(self._finished_marked))]
 
-
-def _marked(m: Message, notes: list[str]) -> Message:
-    update: dict[str, Any] = {"metadata": {**m.metadata, "not_stored": list(notes)}}
-    if m.is_terminal and m.error is None:
-        update["error"] = ErrorInfo(
-            type="not_stored",
-            message=_safe("; ".join(notes), 2000) + ". The rest of the message was saved.")
-        if m.role == "assistant" and m.status == "completed":
-            update["status"] = "error"
-    return m.model_copy(update=update)
-
-
-def _splittable(entries: list[tuple[Key, Op]]) -> list[tuple[Key, Op]]:
-    """The batch in an order that stays valid when cut into several transactions.
-
-    In one transaction a message may finish before its last parts land (rows are coalesced
-    by id); in separate ones a finished message refuses new parts. So a finished message that
-    parts of this batch follow is written as still running at its place, and finished right
-    after its last part.
-    """
-    last_part: dict[str, int] = {}
-    for i, (_key, op) in enumerate(entries):
-        if isinstance(op, PutPart):
-            last_part[op.part.message_id] = i
-    finish_after: dict[int, list[tuple[Key, Op]]] = {}
-    out: list[tuple[Key, Op]] = []
-    for i, (key, op) in enumerate(entries):
-        if (isinstance(op, PutMessage) and op.message.is_terminal
-                and last_part.get(op.message.id, -1) > i):
-            running = op.message.model_copy(update={
-                "status": "running", "finish": None, "error": None, "completed_at": None})
-            out.append((key, PutMessage(running)))
-            finish_after.setdefault(last_part[op.message.id], []).append((key, op))
-        else:
-            out.append((key, op))
-        out.extend(finish_after.pop(i, ()))
-    return out
+    def as_stored(self, message: Message) -> Message:
+        """``message`` as its final row was written: marked (status, error, what was lost)
+        when the store refused one of its rows; else ``message`` itself."""
+        stored = self._finished_marked.pop(message.id, None)
+        if stored is None:
+            return message
+        return stored.model_copy(update={"parts": message.parts})

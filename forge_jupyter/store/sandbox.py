@@ -30,13 +30,15 @@ import tempfile
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .query import to_frame
 from .schema import TENANT_TABLES
 from .sqlcheck import check_select, nodes
+from .timeout import QueryTimeout, timed
 from .views import VIEWS
 
 if TYPE_CHECKING:
@@ -180,19 +182,15 @@ class TenantCopy:
     def file(self, table: str) -> Path:
         return self.folder / f"{table}.parquet"
 
-    def load(self, source: duckdb.DuckDBPyConnection, tables: set[str]) -> None:
-        """Copy ``tables`` (this tenant's rows) from ``source``, the store's connection under
-        its lock, and define the views whose tables are all here. Called with ``self.lock``."""
+    def load(self, export: Callable[[str, Path], None], tables: set[str]) -> None:
+        """Copy ``tables`` (this tenant's rows) with ``export(table, parquet_path)`` — the
+        store's own query, inside its read transaction — and define the views whose tables
+        are all here. Called with ``self.lock``."""
         missing = sorted(tables - self.loaded)
         if not missing:
             return
-        [(catalog,)] = source.execute("SELECT current_database()").fetchall()
         for table in missing:
-            # the tenant id is a bound parameter; the table name and path are ours
-            rows, params = (f"{catalog}.main.{table} WHERE tenant_id = ?", [self.tenant_id]) \
-                if table in TENANT_TABLES else (f"{catalog}.main.{table}", [])
-            source.execute(f"COPY (SELECT * FROM {rows}) "
-                           f"TO {_literal(str(self.file(table)))} (FORMAT parquet)", params)
+            export(table, self.file(table))
         for table in missing:
             self.con.execute(f"CREATE VIEW {table} AS SELECT * FROM "
                              f"read_parquet({_literal(str(self.file(table)))})")
@@ -234,29 +232,113 @@ def _forget_copies_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_copies_in_child)
 
 
+def _duckdb_export(source: duckdb.DuckDBPyConnection, tenant_id: str
+                   ) -> Callable[[str, Path], None]:
+    """Copies a table of the DuckDB file (or the memory store's snapshot) to Parquet."""
+    [(catalog,)] = source.execute("SELECT current_database()").fetchall()
+
+    def export(table: str, file: Path) -> None:
+        # the tenant id is a bound parameter; the table name and path are ours
+        rows, params = (f"{catalog}.main.{table} WHERE tenant_id = ?", [tenant_id]) \
+            if table in TENANT_TABLES else (f"{catalog}.main.{table}", [])
+        source.execute(f"COPY (SELECT * FROM {rows}) TO {_literal(str(file))} "
+                       "(FORMAT parquet)", params)
+
+    return export
+
+
 def _copy_for(store: Store, tables: set[str]) -> TenantCopy:
     """A copy of ``store``'s tenant holding at least ``tables``, current with the store.
 
-    A copy that a newer one replaces is only dropped from the cache: a query still running
-    on it keeps it alive, and its instance and folder go when the last reference does.
+    A DuckDB file is watched through its bytes (``generation``), a PostgreSQL store through a
+    fingerprint of the tenant's rows (postgres_copy.py), both read in the transaction the copy
+    is taken in; the memory store's copy serves one query. A copy that a newer one replaces is
+    only dropped from the cache: a query still running on it keeps it alive, and its instance
+    and folder go when the last reference does.
     """
-    path = getattr(store, "path", None)
+    if not getattr(store, "duckdb_sql", True):
+        from psycopg.errors import QueryCanceled
+
+        try:
+            return _copy_in(store, tables)
+        except QueryCanceled as exc:
+            raise QueryTimeout(
+                f"copying this tenant's rows out of {getattr(store, 'where', 'PostgreSQL')} "
+                f"took longer than the store's statement timeout ({store.statement_timeout:g} s;"  # type: ignore[attr-defined]
+                " PostgreSQL cancelled it). Raise it — PostgresStore(…, statement_timeout="
+                "seconds) — or use the DataFrames (forge.costs(), …), which run in PostgreSQL."
+            ) from exc
+    return _copy_in(store, tables)
+
+
+def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
+    import duckdb
+
     with store.reading() as source:
-        if path is None:  # no file to watch (the memory store): a copy for this query only
+        key: tuple[str, str] | None = None
+        if isinstance(source, duckdb.DuckDBPyConnection):
+            export = _duckdb_export(source, store.tenant_id)
+            path = getattr(store, "path", None)
+            if path is not None:  # no file to watch (the memory store): a copy for this query
+                key = (os.path.realpath(path), store.tenant_id)
+                now: tuple[Any, ...] | None = generation(Path(key[0]))
+        else:  # PostgreSQL: a read-only, repeatable-read transaction of the tenant's role
+            from . import postgres_copy
+
+            postgres_copy.prepare(source.conn)
+            key = (f"postgresql:{store.dsn}", store.tenant_id)  # type: ignore[attr-defined]
+            with _copies_lock:
+                held = set(_copies[key].loaded) if key in _copies else set()
+            now = postgres_copy.fingerprint(source.conn, store.tenant_id, tables | held)
+
+            def export(table: str, file: Path) -> None:
+                postgres_copy.copy_table(source.conn, store.tenant_id, table, file)
+
+        if key is None:
             copy = TenantCopy(store.tenant_id, None)
         else:
-            key = (os.path.realpath(path), store.tenant_id)
-            now = generation(Path(key[0]))
             with _copies_lock:
-                copy = _copies.get(key)
-                if copy is None or copy.generation != now:
+                copy = _copies.get(key)  # type: ignore[assignment]
+                if copy is None or not _current(copy.generation, now):
                     copy = _copies[key] = TenantCopy(store.tenant_id, now)
                 _copies.move_to_end(key)
                 while len(_copies) > KEPT:
                     _copies.popitem(last=False)
         with copy.lock:
-            copy.load(source, tables)
+            if key is not None and not _current(copy.generation, now):
+                # another query took more tables meanwhile: a copy of this query's own
+                copy = TenantCopy(store.tenant_id, None)
+            copy.load(export, tables)
+            if isinstance(copy.generation, dict):  # PostgreSQL's: per table
+                copy.generation.update(now)
     return copy
+
+
+def _current(generation: Any, now: Any) -> bool:
+    if isinstance(generation, dict):  # a PostgreSQL copy: the tables it holds are unchanged
+        from .postgres_copy import still_current
+
+        return still_current(generation, now)
+    return generation is not None and generation == now
+
+
+@contextmanager
+def snapshot(store: Store, *queries: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection with the schema's tables and views, for forge's own read-only
+    SQL (``query.select``: export.py). Where the store is a DuckDB (the file, the memory
+    store's snapshot), its ``reading()``; for a PostgreSQL store, a cursor on the tenant's
+    copy holding the tables ``queries`` read — the same SQL, columns and types."""
+    if getattr(store, "duckdb_sql", True):
+        with store.reading() as source:
+            yield source
+        return
+    wanted = set().union(*(tables_named(q) for q in queries)) if queries else set(TABLES)
+    copy = _copy_for(store, wanted or set(TABLES))
+    cursor = copy.con.cursor()
+    try:
+        yield cursor
+    finally:
+        cursor.close()
 
 
 def tenant_sql(store: Store, query: str,
@@ -276,7 +358,8 @@ def tenant_sql(store: Store, query: str,
         copy = _copy_for(store, wanted)
         cursor = copy.con.cursor()  # its own connection: queries in other threads go on
         try:
-            table = cursor.sql(checked.text, params=params).to_arrow_table()
+            with timed(cursor, store):
+                table = cursor.sql(checked.text, params=params).to_arrow_table()
         except duckdb.CatalogException as exc:
             # a name spelt in a way the word scan missed (a quoted identifier with an escaped
             # quote, a name built by query_table): copy every table and ask once more

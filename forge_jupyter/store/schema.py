@@ -146,7 +146,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     # the documented views (store/views.py, docs/schema.md); a later change to a view is a
     # new step that drops and recreates it
     Migration(3, "views", CREATE_VIEWS),
-    # 4 and 5: see the PostgreSQL schema and the memory index (numbers kept in step)
+    # PostgreSQL's step 4 creates these views there (postgres_views.py); the file has them
+    Migration(4, "nothing: the views of step 3 in PostgreSQL's dialect, on PostgreSQL", ()),
+    # 5: the memory index (another change); numbers are kept in step on both backends
     # a replayed turn's message points at the recorded one it repeats (session/replay.py)
     Migration(6, "message.replay_of", ("ALTER TABLE message ADD COLUMN replay_of VARCHAR",)),
 )

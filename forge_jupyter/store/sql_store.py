@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -119,13 +119,16 @@ class SQLStore(Store):
 
     # -- writes ---------------------------------------------------------------------------
 
-    def write(self, ops: Sequence[Op]) -> None:
+    def write(self, ops: Sequence[Op], *, lease_owners: Mapping[str, str] | None = None) -> None:
         ops = list(ops)
         if not ops:
             return
         with self._tx() as con:
-            self._lock_sessions(con, batch_ids(ops).sessions)
-            writes.write_batch(con, self.tenant_id, ops, time.time())
+            # The lease is read under the session's row lock (PostgreSQL) or inside the
+            # transaction that holds the file (DuckDB): a takeover waits for this commit, or
+            # this batch sees the new owner — a true fence either way.
+            self._lock_sessions(con, batch_ids(ops).sessions | set(lease_owners or ()))
+            writes.write_batch(con, self.tenant_id, ops, time.time(), lease_owners)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -33,6 +33,10 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         return tool
 
+    def unregister(self, name: str) -> Tool | None:
+        """Take ``name`` out of the registry (an MCP server's tool when the server is down)."""
+        return self._tools.pop(name, None)
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 

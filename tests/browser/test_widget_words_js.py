@@ -32,7 +32,9 @@ PARTS = [{"time_start": 10.0, "time_end": 12.5}, {"time_start": 10.0, "time_end"
 # Exact binary ties (2.125, 42.25, 90.5) round up on both sides, as JavaScript does.
 SECONDS = [None, -0.2, 0.0, 0.0004, 0.25, 0.9996, 1.0, 2.125, 9.994, 9.996, 42.25, 59.9, 60.0, 61.5,
            90.5, 3725.4]
-MONEY = [None, 0, 0.0, 0.00001234, 0.0099, 0.01, 0.5, 1.235, 12.0]
+# past a trillion: scientific notation (2.25e12 is an exact tie: rounded up on both sides)
+MONEY = [None, 0, 0.0, 0.00001234, 0.0099, 0.01, 0.5, 1.235, 12.0, 999_999_999_999.99, 1e12,
+         1.5e12, 2.25e12, 9.96e13, 1e26, 1.7e308, -3e15]
 USAGE = [
     ({"input": 1234, "output": 56}, 0.0012, "openai/gpt-4o-mini"),
     ({"input": 10, "output": 2, "estimated": True}, None, "openai/fake-model"),

@@ -8,9 +8,12 @@ Real litellm over HTTP to the fake model server, real DuckDB files.
 
 from __future__ import annotations
 
+import http.server
 import json
 import math
 import os
+import socket
+import threading
 import time
 
 import pytest
@@ -163,6 +166,62 @@ def test_no_key_at_all_fails_at_once_and_names_the_variable(no_keys, forges, ser
     assert reason.startswith(f"no API key for {model}: nothing was sent")
     assert f"Set {variable}" in reason and "Forge.api_base (FORGE_API_BASE)" in reason
     assert server.requests == []
+
+
+def test_api_base_without_a_model_uses_the_model_that_server_lists(no_keys, forges, server):
+    """Before, api_base with no model picked the offline demo model, whose own address
+    replaced the person's: the prompt never reached the server they configured."""
+    server.add(Turn.text("Hello from the listed model."))
+    forge = forges(api_base=server.openai_base)
+    answer = forge.session("s").prompt("hi")
+    assert answer.text == "Hello from the listed model." and answer.model == "openai/fake-model"
+    assert [r.body["model"] for r in server.requests] == ["fake-model"]  # GET /models aside
+    assert any("the model the server at Forge.api_base lists" in n
+               for n in forge.events(type="notice")["data"].astype(str))
+
+
+class _Listing(http.server.BaseHTTPRequestHandler):
+    """A server at api_base whose GET /models answers with what the test gives it."""
+
+    body = b""
+
+    def do_GET(self):  # noqa: N802 - stdlib naming
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("listing", [
+    b"not json", b"{}", b'{"data": []}', b'{"data": [{"id": ""}]}', b'{"data": [{"id": 7}]}',
+    b'{"data": ["gpt"]}', b'{"data": [{"id": "a model"}]}', b'{"data": [{"id": "x\\ny"}]}',
+    b'{"data": [{"id": "m;rm -rf"}]}', ('{"data": [{"id": "%s"}]}' % ("m" * 201)).encode(),
+    None,  # nothing listens there
+])
+def test_api_base_without_a_model_and_no_usable_listing_says_what_to_set(
+        no_keys, forges, server, listing):
+    if listing is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        base, httpd = f"http://127.0.0.1:{port}/v1", None
+    else:
+        handler = type("Listing", (_Listing,), {"body": listing})
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        forge = forges(api_base=base)
+        with pytest.raises(InvalidOption, match="no model is set.*Set Forge.model"):
+            forge.session("s").prompt("hi")
+    finally:
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+    assert server.requests == []  # and the demo model was not asked either
 
 
 # ---------------------------------------------------------------------- 14: output limit

@@ -104,3 +104,17 @@ def test_a_turn_stopped_before_any_output_reads_cost_unknown_not_0(make_forge, s
     assert stored.cost is None
     assert "$0" not in render.message_text(stored)
     assert "cost unknown" in render.message_text(stored)
+
+
+def test_a_cost_no_one_could_pay_still_reads_as_words_not_a_traceback():
+    """A price table's typo or an overflow gives a cost of 1e26 or inf: the message's repr,
+    its record and the usage line still render (Decimal refused both before)."""
+    from forge_jupyter.model import Message, Tokens
+
+    for cost, said in [(float("inf"), "cost unknown"), (float("nan"), "cost unknown"),
+                       (1e26, "$1.0e+26"), (2.25e12, "$2.3e+12"), (999_999_999_999.99,
+                                                                  "$999999999999.99")]:
+        message = Message(session_id="ses_x", role="assistant", status="completed",
+                          tokens=Tokens(input=3, output=4), cost=cost)
+        assert said in repr(message)
+        assert render.usage(message.tokens, cost, "m") == f"3 in · 4 out · {said} · m"

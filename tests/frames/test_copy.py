@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from frames_helpers import all_events, live_sessions
@@ -157,6 +158,35 @@ def test_an_unknown_session_is_named(run, fresh):
         run.forge.copy_to(fresh("duckdb").store, ["beta", "nope"])
     with pytest.raises(CopyFailed, match="no session"):  # another tenant's id is unknown here
         run.forge.copy_to(fresh("duckdb").store, [run.sessions["theirs"].id])
+
+
+def test_a_refused_copy_leaves_no_new_file_and_an_old_one_untouched(run, tmp_path):
+    """A refused copy to a path that did not exist leaves nothing there (before, an empty
+    database the person could take for a copy); an existing file keeps what it held."""
+    new = tmp_path / "sub" / "new.duckdb"
+    new.parent.mkdir()
+    for refused in (["nope"], [run.sessions["theirs"].id]):
+        with pytest.raises(CopyFailed, match="no session"):
+            run.forge.copy_to(new, refused)
+        assert sorted(new.parent.iterdir()) == []  # no database, no .wal, no lock sidecar
+    missing = cli(str(_first_file(run, tmp_path)), str(new), "--session", "nope")
+    assert missing.returncode == 1 and "no session 'nope'" in missing.stderr
+    assert sorted(new.parent.iterdir()) == []
+
+    old = tmp_path / "old.duckdb"
+    run.forge.copy_to(old, ["beta"])
+    with pytest.raises(CopyFailed, match="is already in the destination"):
+        run.forge.copy_to(old, ["beta"])
+    with DuckDBStore(old) as kept:
+        assert [s.name for s in live_sessions(kept)] == ["beta"]
+
+
+def _first_file(run, tmp_path: Path) -> Path:
+    """The run's sessions in a DuckDB file (its store may be in memory), made once."""
+    first = tmp_path / "first.duckdb"
+    if not first.exists():
+        run.forge.copy_to(first)
+    return first
 
 
 def test_the_verification_sees_a_difference(run, fresh):

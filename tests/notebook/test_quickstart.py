@@ -71,6 +71,10 @@ def test_quickstart_runs_on_the_offline_demo_model(tmp_path, monkeypatch):
     with_missing = [c for c, n in missing.items() if n]
     assert with_missing == ["revenue"]
     assert f"revenue has {missing['revenue']}" in answer and "region and month have none" in answer
+    # Read once: the streamed lines gave way to the record when the turn ended (nbconvert
+    # shows every output a cell keeps; before, the answer was there twice).
+    assert shown.count(f"revenue has {missing['revenue']}") == 1
+    assert "Loading the model client" not in shown
 
     # 2. The follow-up knows `sales` already: one `sql` call, the ranking, the leader named.
     shown = seen(follow_up.outputs)

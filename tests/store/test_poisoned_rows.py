@@ -113,6 +113,32 @@ def test_a_tool_result_the_store_cannot_serialize_is_reported_and_the_run_goes_o
     assert [r["kind"] for r in _rejected(store)] == ["part"]
 
 
+def test_the_answer_a_prompt_returns_is_the_message_as_stored_when_a_row_was_refused(
+        make_forge, server, tmp_path):
+    """The run ends on the step whose tool result the store refused (the budget is spent):
+    the message prompt() returns says what the store holds — error, not_stored — not the
+    run's own completed copy."""
+    server.add(Turn([tool_call("frame", {})], usage=(20_000, 1_000)), Turn.text("never asked"))
+    forge = make_forge(db="duckdb", model="openai/gpt-4o-mini")
+
+    @forge.tool
+    def frame() -> ToolResult:
+        """Build a frame."""
+        return ToolResult("built a frame", metadata={"frame": Unserializable()})
+
+    session = forge.session("s")
+    answer = session.prompt("build one", budget=0.001)
+    assert answer.finish == "budget"
+    assert answer.status == "error" and answer.error.type == "not_stored"
+    assert "was not stored" in answer.error.message
+    assert answer.text  # the run's parts stay on the returned message
+    assert len(server.requests) == 1
+    forge.close()
+    stored = list(_fresh(tmp_path / "forge.duckdb").iter_timeline(session.id))[-1]
+    assert stored.id == answer.id
+    assert (stored.status, stored.error) == (answer.status, answer.error)
+
+
 # -- the projection, on real stores -----------------------------------------------------
 
 

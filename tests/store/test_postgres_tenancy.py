@@ -16,37 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
+from pg_tenants import turn
 from psycopg import errors as pg_errors
 
 from forge_jupyter import Forge
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted, StoreUnreadable
-from forge_jupyter.model import Message, SessionInfo, TextPart, now
-from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.postgres import PostgresStore, UnsafeRole
-from forge_jupyter.store.postgres_schema import migrate
 from forge_jupyter.store.schema import TENANT_TABLES
-
-
-@pytest.fixture(scope="module")
-def pg(pg_cluster):
-    """One migrated database: a shared app role, and roles pinned to tenant a and to b."""
-    db = pg_cluster.create_database()
-    shared = db.create_app_role()
-    alice = db.create_app_role()
-    bob = db.create_app_role()
-    migrate(db.owner_dsn, (shared.name, alice.name, bob.name))
-    with psycopg.connect(db.owner_dsn, autocommit=True) as con:
-        con.execute("INSERT INTO forge_tenant_role VALUES (%s, 'a'), (%s, 'b')",
-                    [alice.name, bob.name])
-    yield db, shared, alice, bob
-    pg_cluster.drop_database(db)
-
-
-def turn(store: PostgresStore, session: SessionInfo, body: str) -> Message:
-    message = Message(session_id=session.id, role="user", status="completed", completed_at=now())
-    part = TextPart(session_id=session.id, message_id=message.id, text=body, time_end=now())
-    store.write([PutMessage(message), PutPart(part), AppendMessage(session.id, message.id)])
-    return message.model_copy(update={"parts": [part]})
 
 
 def in_threads(work: Callable[[int], None], n: int) -> None:
@@ -282,9 +259,3 @@ def test_after_a_server_restart_the_store_goes_on(two, pg_cluster):
     turn(a, sa, "after the restart")  # the dead pooled connection is replaced, once
     assert [m.id for m in a.iter_timeline(sa.id)][0] == ma.id
     assert a.timeline_length(sa.id) == 2
-
-
-def test_sql_over_the_history_says_it_does_not_run_here_yet(two):
-    a, _, _, _ = two
-    with pytest.raises(NotImplementedError, match="PostgreSQL store"):
-        a.sql("SELECT 1")

@@ -26,8 +26,10 @@ export function count(n) {
 }
 
 export function money(cost) {
-  if (missing(cost)) return "cost unknown";
+  // numbers.py says why: inf/NaN have no price; past a trillion, scientific notation
+  if (missing(cost) || !Number.isFinite(cost)) return "cost unknown";
   if (cost === 0) return "$0";
+  if (Math.abs(cost) >= 1e12) return `$${cost.toExponential(1)}`;
   return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
 }
 

@@ -1,0 +1,76 @@
+"""MCP servers in a real kernel: configured with %config, started by the first %%forge, listed
+by %forge mcp, and gone when the kernel shuts down (no orphan processes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import psutil
+from nb_kernel import forge_kernel, usage_error
+
+from forge_jupyter.testing import Turn, tool_call
+
+SERVERS = str(Path(__file__).resolve().parent.parent / "mcp" / "mcp_servers.py")
+
+
+def _servers(kernel_pid: int) -> list[psutil.Process]:
+    found = []
+    for p in psutil.Process(kernel_pid).children(recursive=True):
+        try:
+            if SERVERS in p.cmdline():
+                found.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def _gone(p: psutil.Process) -> bool:
+    try:
+        return p.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_mcp_in_a_kernel_lists_runs_and_leaves_no_orphans(model_server, tmp_path):
+    model_server.clear()
+    home = tmp_path / "home"
+    home.mkdir()
+    k = forge_kernel(model_server.openai_base, tmp_path, env={"HOME": str(home)})
+    try:
+        # u outlives its stdin: the kernel's own exit (not the pipe closing) must stop it.
+        servers = {name: {"command": sys.executable, "args": [SERVERS, mode]}
+                   for name, mode in (("t", "stdio"), ("u", "stdio-stubborn"))}
+        r = k.run(f"%config Forge.mcp_servers = {json.dumps(servers)}")
+        assert r.status == "ok", r.text
+        r = k.run("%forge mcp")
+        assert "t: not started (starts with the next prompt)" in r.stdout, r.text
+        kernel_pid = int(k.run("import os; print(os.getpid())").stdout)
+        assert _servers(kernel_pid) == []  # lazy: nothing runs before the first prompt
+        model_server.add(Turn([tool_call("t__whoami", {}), tool_call("u__lookup", {"key": "a"})]),
+                         Turn.text("both answered"))
+        r = k.run("%%forge\nask both servers")
+        assert r.status == "ok" and "both answered" in r.text, r.text
+        assert "alpha" in str(model_server.requests[1].messages)
+        r = k.run("%forge mcp")
+        assert "t: running, pid" in r.stdout and "u: running, pid" in r.stdout, r.text
+        assert "t__delete_row" in r.stdout and "destructive" in r.stdout
+        assert "t__touch" in r.stdout and "unknown (asks)" in r.stdout
+        running = _servers(kernel_pid)
+        assert len(running) == 2
+        r = k.run("%forge mcp restart nope")
+        assert usage_error(r) and "no MCP server named 'nope' (servers: t, u)" in r.stderr
+        skill = tmp_path / ".forge" / "skills" / "plots"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: plots\ndescription: Our plot style\n---\nx\n")
+        r = k.run("%forge skills")
+        assert "plots" in r.stdout and "Our plot style" in r.stdout, r.text
+    finally:
+        k.kc.stop_channels()
+        k.km.shutdown_kernel(now=False)  # as Jupyter shuts a kernel down: a request, then wait
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not all(_gone(p) for p in running):
+        time.sleep(0.2)
+    assert all(_gone(p) for p in running), [p.pid for p in running if not _gone(p)]
