@@ -37,6 +37,12 @@ ENV = {
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
     "max_age": "FORGE_MAX_AGE",
     "mcp_servers": "FORGE_MCP_SERVERS",
+    "memory_long_term": "FORGE_MEMORY_LONG_TERM",
+    "memory_dir": "FORGE_MEMORY_DIR",
+    "memory_embedding_model": "FORGE_MEMORY_EMBEDDING_MODEL",
+    "memory_keyword_weight": "FORGE_MEMORY_KEYWORD_WEIGHT",
+    "memory_vector_weight": "FORGE_MEMORY_VECTOR_WEIGHT",
+    "memory_half_life_days": "FORGE_MEMORY_HALF_LIFE_DAYS",
     "replay": "FORGE_REPLAY",
 }
 
@@ -71,6 +77,18 @@ class Forge(Configurable):
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
     max_age = Unicode("", help='Delete sessions idle longer than this ("30d", "12h") when the store '
                       "opens; empty (the default) keeps everything.").tag(config=True)
+    memory_long_term = Bool(True, help="Long-term memory: the memory_search/memory_get tools, "
+                            "and compaction's daily logs in Forge.memory_dir.").tag(config=True)
+    memory_dir = Unicode("", help="Long-term memory folder (MEMORY.md, daily logs); empty: "
+                         ".forge/memory beside the notebook. A relative path is taken from the "
+                         "notebook's folder.").tag(config=True)
+    memory_embedding_model = Unicode("", help="litellm embedding model for memory search's "
+                                     "vectors (e.g. openai/text-embedding-3-small); empty: found "
+                                     "from the provider keys; 'none': keyword-only.").tag(config=True)
+    memory_keyword_weight = Float(0.3, help="Weight of the BM25 keyword score in memory search.").tag(config=True)
+    memory_vector_weight = Float(0.7, help="Weight of vector similarity in memory search.").tag(config=True)
+    memory_half_life_days = Float(7.0, help="Days after which a daily log's matches count half "
+                                  "(0: no decay).").tag(config=True)
     # The same default in JupyterLab and headless (nbconvert, CI): replay needs the same cell,
     # the same prompt text and the same history before it, which an interactive re-run of a
     # cell does not have (its history has grown) — so in practice it replays after a restart,
@@ -127,6 +145,15 @@ class Forge(Configurable):
         """(setting, value, where it came from) for ``%forge config``."""
         return [(name, getattr(self, name), self._sources.get(name, "default")) for name in ENV]
 
+    def memory_kwargs(self) -> dict[str, Any]:
+        """The long-term memory settings, as ``Forge(...)`` takes them."""
+        return {"memory_long_term": self.memory_long_term,
+                "memory_dir": self.memory_dir or None,
+                "memory_embedding_model": self.memory_embedding_model or None,
+                "memory_keyword_weight": self.memory_keyword_weight,
+                "memory_vector_weight": self.memory_vector_weight,
+                "memory_half_life_days": self.memory_half_life_days}
+
     def forge_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``forge_jupyter.Forge`` built from these settings."""
         kwargs: dict[str, Any] = {
@@ -145,6 +172,7 @@ class Forge(Configurable):
             "builtin_tools": self.builtin_tools,
             "max_age": self.max_age or None,
             "mcp_servers": dict(self.mcp_servers) or None,
+            **self.memory_kwargs(),
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base

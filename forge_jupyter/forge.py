@@ -14,12 +14,13 @@ import asyncio
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
-from .errors import NotFound, positive_int, positive_number
+from .errors import InvalidOption, NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
+from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT
 from .scrub import Scrubber, remember, secret_params
@@ -34,6 +35,9 @@ from .tools.permission import Rule
 from .tools.plugins import plugin_manager
 from .tools.profiles import check_profile
 from .tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def open_store(db: str | os.PathLike[str] | Store | None, *, tenant: str = "default") -> Store:
@@ -94,6 +98,12 @@ class Forge(HistoryAsData):
         max_age: Any = None,
         mcp_servers: dict[str, Any] | None = None,
         skills: bool = True,
+        memory_long_term: bool = True,
+        memory_dir: str | os.PathLike[str] | None = None,
+        memory_embedding_model: str | None = None,
+        memory_keyword_weight: float = 0.3,
+        memory_vector_weight: float = 0.7,
+        memory_half_life_days: float = 7.0,
         **litellm_kwargs: Any,
     ) -> None:
         self.store = open_store(db, tenant=tenant)
@@ -130,10 +140,16 @@ class Forge(HistoryAsData):
         self.registry = ToolRegistry()
         self.plugins = plugin_manager(load_entry_points=load_plugins)
         self.builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
+        self._memory_sig: tuple[Any, ...] | None = None
+        self.memory: LongTermMemory | None = None
+        self.set_memory(memory_dir, enabled=memory_long_term, embedding_model=memory_embedding_model,
+                        keyword_weight=memory_keyword_weight, vector_weight=memory_vector_weight,
+                        half_life_days=memory_half_life_days)
         if builtin_tools:
+            from .memory.tools import memory_tools
             from .tools.builtin import builtin_tools as make_builtins
 
-            for t in make_builtins():
+            for t in [*make_builtins(), *memory_tools(lambda: self.memory)]:
                 self.builtins[t.name] = self.registry.register(t)
         for plugged in self.plugins.hook.forge_tools(forge=self):
             for t in plugged or ():
@@ -195,6 +211,37 @@ class Forge(HistoryAsData):
             return f
 
         return register(fn) if fn is not None else register
+
+    # -- long-term memory ------------------------------------------------------------------
+
+    def set_memory(self, memory_dir: str | os.PathLike[str] | None = None, *,
+                   enabled: bool = True, embedding_model: str | None = None,
+                   keyword_weight: float = 0.3, vector_weight: float = 0.7,
+                   half_life_days: float = 7.0) -> LongTermMemory | None:
+        """Whether there is long-term memory, where it lives and how it ranks (``%config
+        Forge.memory_*`` lands here); nothing is created on disk before its first use. Off:
+        no memory tools are offered and compaction writes no log."""
+        sig = (enabled, str(memory_path(memory_dir, self.root)), embedding_model, keyword_weight,
+               vector_weight, half_life_days, self.litellm_kwargs.get("api_base"))
+        if sig != self._memory_sig:
+            self.memory = LongTermMemory(
+                self.store, sig[1], embedding_model=embedding_model,
+                litellm_kwargs=self.litellm_kwargs,
+                weights=Weights(keyword_weight, vector_weight, half_life_days)) if enabled else None
+            # the memory tools carry this flag (memory/tools.py): offered only while memory is on
+            self.flags = self.flags | {MEMORY_FLAG} if enabled else self.flags - {MEMORY_FLAG}
+            self._memory_sig = sig
+        return self.memory
+
+    def memory_search(self, query: str, k: int = 5) -> pd.DataFrame:
+        """The ``k`` best snippets of long-term memory for ``query``: file, start_line,
+        end_line, score, snippet (``.attrs["note"]`` says why, when it was keyword-only)."""
+        from .memory.frame import hits_frame
+
+        if self.memory is None:
+            raise InvalidOption("Long-term memory is off (Forge.memory_long_term = False / "
+                                "FORGE_MEMORY_LONG_TERM=false); turn it on to search it.")
+        return hits_frame(self.memory.search(query, k))
 
     # -- approvals -------------------------------------------------------------------------
 

@@ -70,6 +70,7 @@ HISTORY = _spec(
     "visible_to_model:bool"
 )
 EVENTS = _spec("event_id:str session_id:str type:str actor:str created_at:time data:str")
+MEMORY_HITS = _spec("file:str start_line:int end_line:int score:float snippet:str")
 
 _TOTALS = _spec(f"steps:int {_TOKENS} cost:float unpriced_steps:int")
 

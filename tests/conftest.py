@@ -17,6 +17,13 @@ pytest_plugins = ["forge_jupyter.testing.fixtures", "pg_cluster"]
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def memory_out_of_the_tree(tmp_path_factory):
+    """A Forge made without ``memory_dir`` keeps its long-term memory (compaction's daily logs)
+    in a temporary folder, not in ``.forge/memory`` of the directory the tests run from."""
+    os.environ.setdefault("FORGE_MEMORY_DIR", str(tmp_path_factory.mktemp("forge-memory")))
+
+
 @pytest.fixture
 def make_forge(fake_model_server, tmp_path):
     """Forge objects wired to the fake server; ``db="duckdb"`` uses a real file in tmp_path."""
@@ -28,6 +35,7 @@ def make_forge(fake_model_server, tmp_path):
             kwargs["model"] = model
         kw.setdefault("retry", FAST_RETRY)
         kw.setdefault("builtin_tools", False)  # core tests pin the loop, not the builtins
+        kw.setdefault("memory_dir", tmp_path / "memory")  # compaction logs there, not in cwd
         path = str(tmp_path / "forge.duckdb") if db == "duckdb" else db
         forge = Forge(db=path, **kwargs, **kw)
         made.append(forge)

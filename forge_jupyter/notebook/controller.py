@@ -85,6 +85,12 @@ class NotebookForge:
                     f.litellm_kwargs[key] = kwargs[key]
                 else:
                     f.litellm_kwargs.pop(key, None)
+            m = self.config.memory_kwargs()  # a new folder or weights: a new LongTermMemory
+            f.set_memory(m["memory_dir"], enabled=m["memory_long_term"],
+                         embedding_model=m["memory_embedding_model"],
+                         keyword_weight=m["memory_keyword_weight"],
+                         vector_weight=m["memory_vector_weight"],
+                         half_life_days=m["memory_half_life_days"])
         return self._forge
 
     @property

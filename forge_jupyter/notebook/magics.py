@@ -42,6 +42,7 @@ LINE_HELP = """\
 %forge cost [--by day|session|model|agent|cell|replayed]   token and cost totals
 %forge config                 every setting, its value and where it came from
 %forge sql SELECT …           a read-only query over the history views
+%forge memory search|get|sync|path …   long-term memory (%forge memory for its usage)
 %forge stop                   stop the current session's running prompt
 %forge mcp [restart NAME|trust|reload]   MCP servers, their state and tools
 %forge skills                 the skills the agent can load
@@ -304,6 +305,11 @@ class ForgeMagics(Magics):
         from .mcp_magic import skills_command
 
         return skills_command(self.controller.forge, args)
+
+    def _cmd_memory(self, args: list[str], rest: str) -> Any:
+        from .memory_magic import memory_command
+
+        return memory_command(self.controller.forge, args)
 
     def _cmd_stop(self, args: list[str], rest: str) -> Any:
         c = self.controller

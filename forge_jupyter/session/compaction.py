@@ -11,6 +11,7 @@ compaction is an ``event`` row with the reason and the token counts before and a
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from .. import llm
@@ -220,6 +221,25 @@ def extractive_summary(history: list[Message], latest: str | None) -> str:
     return "\n".join(lines)
 
 
+async def _log_to_memory(ctx: RunContext, summarized: list[Message]) -> str | None:
+    """Append what this compaction summarized — tool results, decisions — to the long-term
+    memory's daily log (memory/flush.py); returns the log's name. A failure is announced and
+    never stops the compaction."""
+    memory = getattr(ctx.forge, "memory", None)  # a host without long-term memory: nothing
+    if memory is None or not summarized:
+        return None
+    name = ctx.session.name
+    label = f"{name} ({ctx.session.id})" if name else ctx.session.id
+    try:
+        return await asyncio.to_thread(memory.flush, summarized, session=label, scrub=ctx.scrub)
+    except Exception as exc:  # a full disk, a folder that cannot be made: say so, go on
+        if ctx.forge is not None:
+            ctx.forge.announce(ctx.session.id, (
+                f"Compaction could not write to the long-term memory log in {memory.path} ({exc}); "
+                "the summary was written as usual. Check Forge.memory_dir."))
+        return None
+
+
 async def run(ctx: RunContext, view: list[Message]) -> Message:
     """Summarize everything before the boundary (except the kept tail) and record it."""
     from .processor import Processor
@@ -258,6 +278,7 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
                                    text=extractive_summary(to_summarize, latest_user),
                                    synthetic=True, time_start=now(), time_end=now())]
         ctx.add_message(fallback)
+    memory_log = await _log_to_memory(ctx, to_summarize)
     ctx.compactions_this_run += 1
     if part.auto:
         ctx.add_message(ctx.user_message(CONTINUE_TEXT, synthetic=True,
@@ -269,7 +290,7 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
         "auto": part.auto, "reason": part.reason, "request_message_id": request_msg.id,
         "summary_message_id": (fallback.id if extractive else summary.id),
         "tail_start": part.tail_start, "extractive": extractive,
-        "tokens_before": tokens_before, "tokens_after": tokens_after,
+        "tokens_before": tokens_before, "tokens_after": tokens_after, "memory_log": memory_log,
     }))
     await ctx.flush()
     return ctx.writer.message(ctx.view_ids[-1])  # type: ignore[return-value]

@@ -214,6 +214,13 @@ class Store(ABC):
 
         return tenant_sql(self, query, params)
 
+    # -- the long-term memory index (store/memory_index.py holds its SQL) ------------------
+
+    def memory_index(self) -> contextlib.AbstractContextManager[Any]:
+        """One transaction on the memory index's tables (schema step 5), yielding a connection
+        whose ``execute(sql, params)`` takes ``?`` and ``$name`` placeholders."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no long-term memory index")
+
     # -- runner lease ---------------------------------------------------------------------
 
     @abstractmethod

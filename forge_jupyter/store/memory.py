@@ -51,6 +51,7 @@ class MemoryDatabase:
         self.timeline: dict[str, list[str]] = {}
         self.events: list[tuple[str, Event]] = []
         self.event_ids: set[str] = set()
+        self.memory_index: Any = None  # an in-memory DuckDB with the memory index's tables
 
 
 class MemoryStore(Store):
@@ -323,6 +324,12 @@ class MemoryStore(Store):
         return Page(items, encode_cursor(nxt) if nxt < len(rows) else None)
 
     # -- SQL -------------------------------------------------------------------------------
+
+    def memory_index(self) -> contextlib.AbstractContextManager[Any]:
+        """A transaction on the memory index: its tables in an in-memory DuckDB (memory_sql.py)."""
+        from .memory_sql import memory_index_tx
+
+        return memory_index_tx(self.db)
 
     def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A throwaway in-memory DuckDB holding this tenant's rows, with the file's schema

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import duckdb
 
-    from .memory import MemoryStore
+    from .memory import MemoryDatabase, MemoryStore
 
 
 _scratch: duckdb.DuckDBPyConnection | None = None  # an in-memory DuckDB holding the schema
@@ -88,3 +88,28 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
             yield con
         finally:
             con.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def memory_index_tx(db: MemoryDatabase) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One transaction on the long-term memory index of a ``MemoryDatabase``: its tables
+    (schema step 5) in an in-memory DuckDB of its own, so the index runs the same SQL as on a
+    file (store/memory_index.py)."""
+    import duckdb
+
+    from .schema import MEMORY_INDEX
+
+    with db.lock:
+        if db.memory_index is None:
+            con = duckdb.connect(":memory:")
+            for statement in MEMORY_INDEX:
+                con.execute(statement)
+            db.memory_index = con
+        con = db.memory_index
+        con.execute("BEGIN TRANSACTION")
+        try:
+            yield con
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")

@@ -48,7 +48,7 @@ from .postgres_schema import (  # noqa: F401 - is_postgres_url, tenant_for: re-e
     tenant_for,
     too_new,
 )
-from .schema import TENANT_TABLES
+from .schema import MEMORY_TABLES, TENANT_TABLES
 from .sql_store import SQLStore
 
 DEFAULT_POOL_SIZE = 4
@@ -147,7 +147,7 @@ class PostgresStore(SQLStore):
             "JOIN pg_class c ON c.oid = to_regclass(t.name) "
             "WHERE pg_has_role(current_user, c.relowner, 'MEMBER') "
             "OR NOT (c.relrowsecurity AND c.relforcerowsecurity)",
-            [list(TENANT_TABLES)],
+            [list(TENANT_TABLES + MEMORY_TABLES)],
         ).fetchall()]
         if owned:
             problems.append(f"owns (or may become the owner of) {', '.join(owned)}, or their "

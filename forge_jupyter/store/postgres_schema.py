@@ -57,7 +57,7 @@ from ..errors import SchemaTooNew, StoreUnreadable
 from .base import DEFAULT_TENANT
 from .postgres_views import CREATE_VIEWS as PG_CREATE_VIEWS
 from .postgres_views import VIEW_NAMES as PG_VIEW_NAMES
-from .schema import LATEST, TENANT_TABLES, Migration
+from .schema import LATEST, MEMORY_TABLES, TENANT_TABLES, Migration
 
 if TYPE_CHECKING:
     import psycopg
@@ -232,6 +232,72 @@ _TENANCY = _TENANT_FUNCTION + tuple(
     )
 ) + ("REVOKE ALL ON forge_schema FROM PUBLIC",)
 
+# The long-term memory index (schema.py step 5; its SQL in store/memory_index.py), under the
+# same tenancy policy, and DuckDB's ``array_cosine_similarity`` — which the vector query calls —
+# defined as a function (a ``real[N]`` cast is DuckDB's fixed-size array, a plain array here).
+_MEMORY_INDEX = (
+    f"""
+    CREATE TABLE memory_file (
+        tenant_id  {ID} NOT NULL,
+        folder     text NOT NULL,
+        path       text NOT NULL,
+        size       bigint NOT NULL,
+        mtime_ns   bigint NOT NULL,
+        sha256     text NOT NULL,
+        file_date  date,
+        chunks     integer NOT NULL,
+        indexed_at timestamptz NOT NULL
+    )
+    """,
+    f"""
+    CREATE TABLE memory_chunk (
+        tenant_id   {ID} NOT NULL,
+        id          {ID} PRIMARY KEY,
+        folder      text NOT NULL,
+        path        text NOT NULL,
+        start_line  integer NOT NULL,
+        end_line    integer NOT NULL,
+        text        text NOT NULL,
+        terms       integer NOT NULL,
+        file_date   date,
+        embedding   real[],
+        embed_model text,
+        embed_dims  integer
+    )
+    """,
+    f"""
+    CREATE TABLE memory_term (
+        tenant_id {ID} NOT NULL,
+        folder    text NOT NULL,
+        path      text NOT NULL,
+        chunk_id  {ID} NOT NULL,
+        term      text NOT NULL,
+        tf        integer NOT NULL
+    )
+    """,
+    # unique: two hosts indexing one file at once cannot both insert it (the second is
+    # refused, and indexes it again at its next sync); DuckDB's writers take turns anyway
+    "CREATE UNIQUE INDEX memory_file_path ON memory_file (tenant_id, folder, path)",
+    "CREATE INDEX memory_chunk_path ON memory_chunk (tenant_id, folder, path)",
+    "CREATE INDEX memory_term_term ON memory_term (tenant_id, folder, term)",
+    "CREATE INDEX memory_term_path ON memory_term (tenant_id, folder, path)",
+    """
+    CREATE FUNCTION array_cosine_similarity(a real[], b real[]) RETURNS double precision
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT sum(x::float8 * y) / nullif(sqrt(sum(x::float8 * x)) * sqrt(sum(y::float8 * y)), 0)
+          FROM unnest(a, b) AS t(x, y) $$
+    """,
+) + tuple(
+    statement
+    for table in MEMORY_TABLES
+    for statement in (
+        f"REVOKE ALL ON {table} FROM PUBLIC",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY tenant_rows ON {table} USING ({_POLICY}) WITH CHECK ({_POLICY})",
+    )
+)
+
 # Version for version with the DuckDB file's (schema.LATEST): step 3 there is the views
 # (store/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
 # in PostgreSQL's dialect, security_invoker so the policies apply (postgres_views.py).
@@ -240,6 +306,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "indexes", _INDEXES),
     Migration(3, "row-level security on every tenant table", _TENANCY),
     Migration(4, "the documented views, for psql", PG_CREATE_VIEWS),
+    Migration(5, "the long-term memory index, row-level security on it", _MEMORY_INDEX),
     # a new column of a table already under row-level security: the policy and the grants
     # (whole tables) cover it
     Migration(6, "message.replay_of", (f"ALTER TABLE message ADD COLUMN replay_of {ID}",)),
@@ -300,6 +367,9 @@ def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LA
             r = _ident(role)
             con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(TENANT_TABLES)} TO {r}")  # type: ignore[arg-type]
             con.execute(f"GRANT SELECT ON forge_schema TO {r}")  # type: ignore[arg-type]
+            if target >= 5:  # the memory index (step 5)
+                con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(MEMORY_TABLES)} "  # type: ignore[arg-type]
+                            f"TO {r}")
             con.execute(f"GRANT EXECUTE ON FUNCTION forge_tenant() TO {r}")  # type: ignore[arg-type]
             if target >= 4:
                 con.execute(f"GRANT SELECT ON {', '.join(PG_VIEW_NAMES)} TO {r}")  # type: ignore[arg-type]

@@ -140,6 +140,53 @@ _INDEXES = (
     "CREATE INDEX event_session ON event (session_id)",
 )
 
+# The long-term memory index (store/memory_index.py): the memory folder's files as the index
+# last saw them, their chunks (text, line range, embedding) and each chunk's terms with their
+# counts, from which BM25 is computed in SQL. ``folder`` is the memory folder's resolved path:
+# one tenant may index several folders. No unique constraint: a re-indexed file is deleted and
+# inserted again in one transaction, which DuckDB's unique indexes refuse.
+MEMORY_INDEX = (
+    """
+    CREATE TABLE memory_file (
+        tenant_id  VARCHAR NOT NULL,
+        folder     VARCHAR NOT NULL,
+        path       VARCHAR NOT NULL,
+        size       BIGINT NOT NULL,
+        mtime_ns   BIGINT NOT NULL,
+        sha256     VARCHAR NOT NULL,
+        file_date  DATE,
+        chunks     INTEGER NOT NULL,
+        indexed_at TIMESTAMPTZ NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE memory_chunk (
+        tenant_id   VARCHAR NOT NULL,
+        id          VARCHAR PRIMARY KEY,
+        folder      VARCHAR NOT NULL,
+        path        VARCHAR NOT NULL,
+        start_line  INTEGER NOT NULL,
+        end_line    INTEGER NOT NULL,
+        text        VARCHAR NOT NULL,
+        terms       INTEGER NOT NULL,
+        file_date   DATE,
+        embedding   REAL[],
+        embed_model VARCHAR,
+        embed_dims  INTEGER
+    )
+    """,
+    """
+    CREATE TABLE memory_term (
+        tenant_id VARCHAR NOT NULL,
+        folder    VARCHAR NOT NULL,
+        path      VARCHAR NOT NULL,
+        chunk_id  VARCHAR NOT NULL,
+        term      VARCHAR NOT NULL,
+        tf        INTEGER NOT NULL
+    )
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tables", _TABLES),
     Migration(2, "indexes", _INDEXES),
@@ -148,7 +195,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "views", CREATE_VIEWS),
     # PostgreSQL's step 4 creates these views there (postgres_views.py); the file has them
     Migration(4, "nothing: the views of step 3 in PostgreSQL's dialect, on PostgreSQL", ()),
-    # 5: the memory index (another change); numbers are kept in step on both backends
+    Migration(5, "the long-term memory index", MEMORY_INDEX),
     # a replayed turn's message points at the recorded one it repeats (session/replay.py)
     Migration(6, "message.replay_of", ("ALTER TABLE message ADD COLUMN replay_of VARCHAR",)),
 )
@@ -158,6 +205,8 @@ LATEST = MIGRATIONS[-1].version
 TENANT_TABLES: tuple[str, ...] = ("session", "message", "part", "session_message", "event")
 # ... and the views over them, each of which keeps ``tenant_id`` as a column for that purpose
 TENANT_RELATIONS: tuple[str, ...] = TENANT_TABLES + VIEW_NAMES
+# The long-term memory index's tables, also a tenant's rows (not offered to ad-hoc SQL)
+MEMORY_TABLES: tuple[str, ...] = ("memory_file", "memory_chunk", "memory_term")
 
 # Column order of the bulk inserts (the appender follows it; see duckdb.py).
 SESSION_COLUMNS = (

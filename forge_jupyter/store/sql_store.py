@@ -34,6 +34,10 @@ class SQLStore(Store):
         """One transaction (nested calls join the outer one), yielding a connection whose
         ``execute(sql, params)`` takes ``?`` placeholders."""
 
+    def memory_index(self) -> AbstractContextManager[Any]:
+        """A transaction on the memory index's tables: the store's own (store/memory_index.py)."""
+        return self._tx()
+
     def _lock_sessions(self, con: Any, session_ids: set[str]) -> None:  # noqa: B027
         """Serialize the writers of these sessions until the transaction ends (a no-op where
         the transaction already holds the whole database, as DuckDB's does)."""

@@ -3,6 +3,7 @@
 Routes (matched by path suffix, so either base URL form works):
   POST …/chat/completions   OpenAI chat completions   (litellm: api_base=server.openai_base)
   POST …/messages           Anthropic messages        (litellm: api_base=server.anthropic_base)
+  POST …/embeddings         OpenAI embeddings: deterministic hashed bag-of-words vectors
   GET  …/models             a one-model list
 litellm 1.110 posts to `{api_base}/chat/completions` for `openai/…` models and to
 `{api_base}/v1/messages` for `anthropic/…` models.
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 
 from forge_jupyter.testing import wire
 from forge_jupyter.testing.demo import demo_turn
+from forge_jupyter.testing.embeddings import embeddings_body
 from forge_jupyter.testing.sse import Protocol, split_events
 from forge_jupyter.testing.turns import Delay, Drop, ScriptItem, Turn, as_turn
 
@@ -135,6 +137,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         path = urlsplit(self.path).path.rstrip("/")
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if path.endswith("/embeddings"):
+            return self._embeddings(raw)
         protocol: Protocol | None = (
             "openai"
             if path.endswith("/chat/completions")
@@ -161,6 +165,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             rec.finished_at = time.monotonic()
+
+    def _embeddings(self, raw: bytes) -> None:
+        """Deterministic vectors (embeddings.py), or the status ``embedding_status`` says."""
+        fake = self.server.fake
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        with fake._lock:
+            fake.embedding_requests.append(body)
+        if fake.embedding_status != 200:
+            return self._send_error("openai", fake.embedding_status, "fake embeddings: failing")
+        try:
+            answer = embeddings_body(body)
+        except ValueError as exc:
+            return self._send_error("openai", 400, f"fake embeddings: {exc}")
+        self._send_json(200, json.dumps(answer).encode())
 
     # -- answering ---------------------------------------------------------------------------
     def _answer(self, rec: RecordedRequest) -> None:
@@ -264,6 +285,9 @@ class FakeModelServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()  # ends scripted delays when the server stops
+        # POST …/embeddings (embeddings.py): not scripted, not in ``requests``
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_status = 200  # another status makes every embeddings request fail
 
     @classmethod
     def demo(cls, chunk_delay: float = 0.0, **kwargs: Any) -> FakeModelServer:

@@ -18,7 +18,7 @@ from forge_jupyter.tools.profiles import LEAN
 
 LEAN_TOOLS = sorted(LEAN)  # edit, python, read, sql, variables
 FULL_TOOLS = sorted(["python", "variables", "sql", "read", "list", "glob", "grep", "write",
-                     "edit", "history", "task"])
+                     "edit", "history", "task", "memory_search", "memory_get"])
 
 
 def system_of(request) -> str:
@@ -64,7 +64,8 @@ def test_lean_sends_five_builtins_a_short_prompt_and_keeps_custom_tools(make_for
             assert all("description" not in p for p in props.values())
     assert len(system_of(lean_req)) < 450
     assert tokens(json.dumps(lean_req.body["tools"]) + system_of(lean_req)) < 700
-    assert tokens(json.dumps(full_req.body["tools"]) + system_of(full_req)) < 2_300
+    # 2,300 before the two memory tools (issue 15), which add ~220 tokens
+    assert tokens(json.dumps(full_req.body["tools"]) + system_of(full_req)) < 2_400
 
 
 def test_lean_tools_validate_as_before_and_others_are_unknown(make_forge, server, tmp_path):
