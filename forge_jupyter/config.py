@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, Dict, Float, Int, List, Unicode, observe
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode, observe
 from traitlets.config import Configurable
 
 ENV = {
@@ -43,6 +43,7 @@ ENV = {
     "memory_keyword_weight": "FORGE_MEMORY_KEYWORD_WEIGHT",
     "memory_vector_weight": "FORGE_MEMORY_VECTOR_WEIGHT",
     "memory_half_life_days": "FORGE_MEMORY_HALF_LIFE_DAYS",
+    "replay": "FORGE_REPLAY",
 }
 
 
@@ -88,6 +89,17 @@ class Forge(Configurable):
     memory_vector_weight = Float(0.7, help="Weight of vector similarity in memory search.").tag(config=True)
     memory_half_life_days = Float(7.0, help="Days after which a daily log's matches count half "
                                   "(0: no decay).").tag(config=True)
+    # The same default in JupyterLab and headless (nbconvert, CI): replay needs the same cell,
+    # the same prompt text and the same history before it, which an interactive re-run of a
+    # cell does not have (its history has grown) — so in practice it replays after a restart,
+    # where a person wants the recorded answer too; a fresh one is `%%forge --live` away.
+    replay = CaselessStrEnum(
+        ["auto", "off", "strict"], "auto",
+        help="auto: a %%forge cell whose turn was recorded (same notebook, cell, prompt and "
+             "history before it) is replayed, no model call; a re-run tool that gives another "
+             "result hands over to the model from there. strict: every %%forge cell must "
+             "replay, and any difference fails the cell (CI without a key). off: always ask "
+             "the model.").tag(config=True)
 
     mcp_servers = Dict(help='MCP servers as in Claude Desktop\'s mcpServers: {"name": {"command": '
                        '"npx", "args": [...], "env": {...}} or {"url": "https://…"}}; merged over '

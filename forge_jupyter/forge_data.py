@@ -98,6 +98,24 @@ class HistoryAsData:
         return Session(self, export.import_session(self.store, path, name=name,  # type: ignore[arg-type]
                                                    new_ids=new_ids))
 
+    def export_notebook_turns(self, notebook: str | os.PathLike[str],
+                              path: str | os.PathLike[str]) -> Path:
+        """Write the turns recorded in ``notebook`` to JSON, so a colleague's Run All (or CI,
+        without a key) replays them (replay_export.py)."""
+        from .replay_export import export_notebook_turns
+
+        self.flush()
+        return export_notebook_turns(self.store, notebook, path)
+
+    def import_notebook_turns(self, path: str | os.PathLike[str],
+                              notebook: str | os.PathLike[str]) -> Any:  # TurnsImport
+        """Import exported turns as recorded in ``notebook`` (its path here); what the store
+        already holds is skipped, never overwritten."""
+        from .replay_export import import_notebook_turns
+
+        self.flush()
+        return import_notebook_turns(self.store, path, notebook)
+
     def copy_to(self, dst: str | os.PathLike[str] | Store, sessions: Iterable[Any] | None = None, *,
                 tenant: str | None = None) -> Any:  # copy.CopyReport
         """Copy sessions (all live ones, or these: ids, names or Sessions) into another store —

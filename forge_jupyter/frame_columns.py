@@ -34,7 +34,7 @@ MESSAGES = _spec(
     "message_id:str session_id:str role:str parent_id:str agent:str model:str provider:str "
     "status:str finish:str summary:bool error_type:str error_message:str "
     f"{_TOKENS} tokens_estimated:bool cost:float created_at:time completed_at:time "
-    "duration_s:float notebook:str cell_id:str execution_count:Int"
+    "duration_s:float notebook:str cell_id:str execution_count:Int replay_of:str"
 )
 PARTS = _spec(
     "part_id:str session_id:str message_id:str type:str text:str tool:str tool_state:str "
@@ -81,6 +81,8 @@ COST_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "model": (("c.model", "model", "str"),),
     "agent": (("c.agent", "agent", "str"),),
     "cell": (("c.notebook", "notebook", "str"), ("c.cell_id", "cell_id", "str")),
+    # a replayed turn's steps (message.replay_of set) cost $0: live and replayed side by side
+    "replayed": (("c.replay_of IS NOT NULL", "replayed", "bool"),),
 }
 
 

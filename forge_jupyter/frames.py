@@ -246,7 +246,12 @@ def messages(store: Store, session: Any = None, *, role: OneOrMany = None,
     """Message bodies (of one session: those it wrote), oldest first."""
     where = (Where().equals("session_id", session_id(store, session)).equals("role", role)
              .equals("model", model).between("created_at", since, until))
-    return _from_view(store, "messages", MESSAGES, where, "created_at, message_id")
+    # replay_of is a column of the message table (schema step 6), not of the view
+    return _from_view(store, _MESSAGES_WITH_REPLAY, MESSAGES, where, "created_at, message_id")
+
+
+_MESSAGES_WITH_REPLAY = ("(SELECT v.*, m.replay_of FROM messages v JOIN message m "
+                         "ON m.tenant_id = v.tenant_id AND m.id = v.message_id) AS mv")
 
 
 def parts(store: Store, session: Any = None, type: OneOrMany = None, *, since: When = None,
@@ -269,7 +274,8 @@ def tool_calls(store: Store, session: Any = None, tool: OneOrMany = None,
 def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = None,
           model: OneOrMany = None, since: When = None, until: When = None) -> pd.DataFrame:
     """Tokens and cost summed from the step-finish parts, grouped ``by`` session, day, model,
-    agent or cell (notebook + cell id of the prompt), or several of them."""
+    agent, cell (notebook + cell id of the prompt) or replayed (steps of replayed turns, at $0,
+    beside live ones), or several of them."""
     spec = cost_spec(by)
     keys = [by] if isinstance(by, str) else list(by)
     groups = [g for k in keys for g in COST_KEYS[k]]
@@ -287,11 +293,15 @@ def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = N
                sum(c.tokens_cache_read)::BIGINT AS tokens_cache_read,
                sum(c.tokens_cache_write)::BIGINT AS tokens_cache_write,
                sum(c.cost) AS cost, count(*) - count(c.cost) AS unpriced_steps
-        FROM costs c {"LEFT JOIN sessions s ON s.session_id = c.session_id"
-                      if "session" in keys else ""}
+        FROM {_COSTS_WITH_REPLAY if "replayed" in keys else "costs"} c
+        {"LEFT JOIN sessions s ON s.session_id = c.session_id" if "session" in keys else ""}
         {where.sql()}
         GROUP BY {ordinals} ORDER BY {order}"""
     return query(store, sql, where.params, spec)
+
+
+_COSTS_WITH_REPLAY = ("(SELECT k.*, m.replay_of FROM costs k JOIN message m "
+                      "ON m.tenant_id = k.tenant_id AND m.id = k.message_id)")
 
 
 def compactions(store: Store, session: Any = None, *, since: When = None, until: When = None

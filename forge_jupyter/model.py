@@ -285,6 +285,9 @@ class Message(_Row):
     # Where a user message came from: notebook path, cell id, execution count.
     origin: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # A replayed turn's message: the recorded message it repeats (no model call, cost 0;
+    # session/replay.py). None for a message written live.
+    replay_of: str | None = None
     # The message's parts in id order. Not part of the message row; filled by reads.
     parts: list[Part] = Field(default_factory=list, exclude=True)
 
@@ -311,7 +314,7 @@ class Message(_Row):
     def __repr__(self) -> str:
         # Out[n] of a terminal and every list of messages: one line, not every field of
         # every part (the parts are one `.parts` away).
-        bits = [self.role, self.status]
+        bits = [self.role, self.status] + (["replayed"] if self.replay_of else [])
         if self.role == "assistant":
             steps = sum(1 for p in self.parts if p.type == "step-finish")
             if steps:

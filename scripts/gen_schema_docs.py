@@ -56,7 +56,9 @@ TABLES: dict[str, tuple[str, str]] = {
     "message": (
         "Message bodies: the envelope of a user prompt or an assistant answer — role, parent, "
         "agent, model, status, finish reason, error, token usage and cost. `origin` (JSON) "
-        "says which notebook cell a prompt came from.",
+        "says which notebook cell a prompt came from; `replay_of` is set on the messages of "
+        "a replayed turn (Restart & Run All), naming the recorded message each one repeats "
+        "(its `metadata.replay` says when and with which model it was recorded).",
         "SELECT id, role, status, finish, tokens_input, tokens_output, cost\n"
         "FROM message ORDER BY id",
     ),

@@ -32,6 +32,9 @@ class NotebookForge:
         self.closed = False
         self.warmup: Any = None  # a Warmup, started by %load_ext
         self.status: Any = None  # a BusyWhileRunning, in a kernel
+        # sessions this kernel has run a %%forge cell in (or chose): a cell there runs after
+        # the session's last turn; elsewhere at the start of a history (replay_cell.py)
+        self.replay_entered: set[str] = set()
 
     # -- the facade ------------------------------------------------------------------------
 
@@ -61,6 +64,7 @@ class NotebookForge:
             if self._forge is not None:
                 self._forge.close()
                 self.current_session_id = None
+                self.replay_entered.clear()
             self._forge = Forge(namespace=self.shell.user_ns, root=os.getcwd(), **kwargs)
             self._forge.display_available = self.in_kernel
             for tool in self.pending_tools:
@@ -107,7 +111,9 @@ class NotebookForge:
     @property
     def notebook_path(self) -> str | None:
         path = self.shell.user_ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
-        return str(path) if path else None
+        # absolute: a relative JPY_SESSION_NAME (nbconvert in CI) names the same notebook as
+        # the absolute one JupyterLab gives, so its recorded turns match (replay)
+        return os.path.abspath(str(path)) if path else None
 
     def origin(self) -> dict[str, Any]:
         """Notebook path, cell id and execution count of the cell being run."""
@@ -180,7 +186,9 @@ class NotebookForge:
     def new(self, name: str | None = None) -> Any:
         session = self.forge.session(name, new=True, metadata={"notebook": self.notebook_path})
         self.current_session_id = session.id
+        self.replay_entered.add(session.id)
         return session
 
     def use(self, session: Any) -> None:
         self.current_session_id = session.id
+        self.replay_entered.add(session.id)

@@ -25,10 +25,11 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from ..errors import ForgeError
 from ..ids import match_short
+from . import replay_cell
 from .controller import NotebookForge
 
 CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async]
+%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay]
 <prompt — {name} inserts a notebook variable, {{ and }} are literal braces>"""
 
 LINE_HELP = """\
@@ -38,7 +39,7 @@ LINE_HELP = """\
 %forge fork [MESSAGE_ID]      fork the current session at a finished message (default: its last)
 %forge compact                compact the current session now
 %forge history [--all]        the current session's messages (--all: with superseded ones)
-%forge cost [--by day|session|model|agent|cell]   token and cost totals
+%forge cost [--by day|session|model|agent|cell|replayed]   token and cost totals
 %forge config                 every setting, its value and where it came from
 %forge sql SELECT …           a read-only query over the history views
 %forge memory search|get|sync|path …   long-term memory (%forge memory for its usage)
@@ -66,6 +67,9 @@ def _cell_parser() -> _Parser:
     p.add_argument("--budget", type=float)
     p.add_argument("--max-tokens", dest="max_tokens", type=int)
     p.add_argument("--async", dest="background", action="store_true")
+    # replay (notebook/replay_cell.py): --live asks the model, --replay fails without a recording
+    p.add_argument("--live", action="store_true")
+    p.add_argument("--replay", action="store_true")
     # Sent by the side panel's prompt box: the panel is the turn's view (docs/api.md).
     p.add_argument("--panel", action="store_true")
     return p
@@ -142,6 +146,10 @@ class ForgeMagics(Magics):
                 if warmup is not None:
                     await warmup.wait()
                 session, forge = self._session(opts)
+                origin = c.origin()
+                plan = await replay_cell.replay_plan(c, opts, session, text, origin)
+                if plan is not None:  # it may start a new session (replay_cell.py)
+                    session = plan.session
             except BaseException:
                 view.finish([])
                 raise
@@ -150,15 +158,20 @@ class ForgeMagics(Magics):
                 print("Stopped before the run began.")
                 return None
             view.follow(forge, session)
-            origin = c.origin()
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
                            max_tokens=opts.max_tokens, origin=origin)
 
             async def run() -> Any:
+                outcome = None
                 try:
-                    answer = await session.prompt_async(text, **options)
+                    if plan is not None:
+                        outcome = await replay_cell.replay(plan, text, origin=origin,
+                                                           agent=opts.agent)
+                        answer = outcome.message
+                    else:
+                        answer = await session.prompt_async(text, **options)
                 except ForgeError as exc:
                     view.finish([])
                     raise UsageError(str(exc)) from None
@@ -167,6 +180,9 @@ class ForgeMagics(Magics):
                     raise
                 # In the background no cell value shows the answer: the record keeps it.
                 view.finish(_turn(session, answer.parent_id), with_answer=opts.background)
+                c.replay_entered.add(session.id)  # the next cell runs after this turn
+                if plan is not None and outcome is not None:
+                    replay_cell.check(plan, outcome)
                 return answer
 
             if opts.background:
@@ -265,7 +281,7 @@ class ForgeMagics(Magics):
         by = "session"
         if args:
             if len(args) != 2 or args[0] != "--by":
-                raise UsageError("usage: %forge cost [--by day|session|model|agent|cell]")
+                raise UsageError("usage: %forge cost [--by day|session|model|agent|cell|replayed]")
             by = args[1]
         return self.controller.forge.costs(by=by)
 

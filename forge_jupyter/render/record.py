@@ -34,6 +34,7 @@ from ..model import (
 )
 from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
 from .numbers import seconds, usage
+from .replay_mark import message_replay_line, replay_line
 
 SHORT_OUTPUT_LINES = 6  # tool outputs up to this many lines are shown open
 OUTPUT_LIMIT = 4_000  # characters of a tool output kept in the static record
@@ -95,6 +96,8 @@ def _message_blocks(message: Message) -> list[str]:
         word, _, why = status.partition(": ")
         blocks.append(paragraph(f"<strong>{text(word)}:</strong> {text(why)}"))
     blocks.append(footer(usage(message.tokens, message.cost, message.model)))
+    if mark := message_replay_line(message):
+        blocks.append(footer(mark))
     return blocks
 
 
@@ -111,6 +114,8 @@ def message_text(message: Message) -> str:
         if status is not None:
             lines.append(status)
         lines.append(usage(message.tokens, message.cost, message.model))
+        if mark := message_replay_line(message):
+            lines.append(mark)
     return "\n\n".join(lines)
 
 
@@ -300,6 +305,8 @@ def turn_work_html(messages: Sequence[Message],
     if not messages:
         return ""
     blocks = [footer(_summary_line(messages))]
+    if mark := replay_line(messages):
+        blocks.append(paragraph(f"<strong>{text(mark)}</strong>"))
     for m, p in _turn_parts(messages):
         if html := _part_html(m, p):
             blocks.append(html)
@@ -357,6 +364,8 @@ def turn_work_text(messages: Sequence[Message], *, with_answer: bool = False) ->
     if not messages:
         return ""
     lines = [_summary_line(messages)]
+    if mark := replay_line(messages):
+        lines.append(mark)
     for m, p in _turn_parts(messages):
         if t := _part_text(m, p):
             lines.append(t)

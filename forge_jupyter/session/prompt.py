@@ -34,7 +34,7 @@ from .writer import Writer
 async def _running(session: SessionHandle, *, model: str | None, agent: str | None,
                    tools: dict[str, bool] | None, permissions: list[Any] | None,
                    budget: float | None, new_text: str | None,
-                   max_tokens: int | None = None) -> AsyncIterator[RunContext]:
+                   max_tokens: int | None = None, quiet: bool = False) -> AsyncIterator[RunContext]:
     """Take the session's runner (claim + lease), recover what a dead runner left open, read
     the model's view, decide the turn (turn.py) and build the run's context from it; release
     everything on the way out."""
@@ -81,7 +81,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         ctx = run_context(forge, session, turn, writer, view, budget)
         ctx.aborted = run.abort_requested
         run.ctx = ctx
-        if turn.notice:
+        if turn.notice and not quiet:  # quiet: a replay, which asks no model (replay.py)
             forge.announce(sid, turn.notice)
         heartbeat = asyncio.create_task(_heartbeat(forge, store, sid, run))
         forge.bus.publish(_status(sid, "busy"))

@@ -307,6 +307,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "row-level security on every tenant table", _TENANCY),
     Migration(4, "the documented views, for psql", PG_CREATE_VIEWS),
     Migration(5, "the long-term memory index, row-level security on it", _MEMORY_INDEX),
+    # a new column of a table already under row-level security: the policy and the grants
+    # (whole tables) cover it
+    Migration(6, "message.replay_of", (f"ALTER TABLE message ADD COLUMN replay_of {ID}",)),
 )
 assert MIGRATIONS[-1].version == LATEST, "keep the PostgreSQL steps in step with schema.py"
 _MIGRATE_LOCK = 0x666F726765  # pg_advisory_xact_lock key: one migration at a time

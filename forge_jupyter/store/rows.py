@@ -63,6 +63,7 @@ def message_row(tenant_id: str, m: Message) -> tuple:
         m.error.type if m.error else None, m.error.message if m.error else None,
         t.input, t.output, t.reasoning, t.cache_read, t.cache_write, t.estimated, m.cost,
         timestamp(m.created_at), timestamp(m.completed_at), json_text(m.origin), json_text(m.metadata),
+        m.replay_of,
     )
 
 
@@ -147,7 +148,7 @@ _MESSAGE_OBJECT = """json_object(
                           'cache_write', m.tokens_cache_write, 'estimated', m.tokens_estimated),
     'cost', m.cost, 'created_at', epoch_us(m.created_at) / 1e6,
     'completed_at', epoch_us(m.completed_at) / 1e6, 'origin', m.origin,
-    'metadata', coalesce(m.metadata, '{}'::JSON))"""
+    'metadata', coalesce(m.metadata, '{}'::JSON), 'replay_of', m.replay_of)"""
 
 
 def message_json(parts: str | None) -> str:

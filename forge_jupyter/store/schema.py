@@ -196,6 +196,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     # PostgreSQL's step 4 creates these views there (postgres_views.py); the file has them
     Migration(4, "nothing: the views of step 3 in PostgreSQL's dialect, on PostgreSQL", ()),
     Migration(5, "the long-term memory index", MEMORY_INDEX),
+    # a replayed turn's message points at the recorded one it repeats (session/replay.py)
+    Migration(6, "message.replay_of", ("ALTER TABLE message ADD COLUMN replay_of VARCHAR",)),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -217,6 +219,7 @@ MESSAGE_COLUMNS = (
     "status", "finish", "summary", "error_type", "error_message", "tokens_input",
     "tokens_output", "tokens_reasoning", "tokens_cache_read", "tokens_cache_write",
     "tokens_estimated", "cost", "created_at", "completed_at", "origin", "metadata",
+    "replay_of",
 )
 PART_COLUMNS = (
     "tenant_id", "id", "session_id", "message_id", "type", "tool", "tool_state", "call_id",

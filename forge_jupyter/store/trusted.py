@@ -57,7 +57,7 @@ _MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("t.tokens_estimated", "BOOLEAN"), ("t.cost", "DOUBLE"),
     # a float of seconds: the very double ``rows.seconds`` computes from the microseconds
     ("epoch_us(t.created_at) / 1e6", "DOUBLE"), ("epoch_us(t.completed_at) / 1e6", "DOUBLE"),
-    ("t.origin", "JSON"), ("t.metadata", "JSON"),
+    ("t.origin", "JSON"), ("t.metadata", "JSON"), ("t.replay_of", "VARCHAR"),
 )
 # True for a row a validator would refuse or would have to coerce: a NULL in a field that
 # takes none (the schema says NOT NULL, but a file can be altered), a value no Literal allows.
@@ -116,7 +116,7 @@ def messages_from_rows(rows: Iterable[Sequence[Any]],
         for (id_, session_id, role, parent_id, agent, model, provider, status, finish,
              summary, error_type, error_message, t_in, t_out, t_reasoning, t_read, t_write,
              t_estimated, cost, created_at, completed_at, origin, metadata,
-             suspect) in rows:
+             replay_of, suspect) in rows:
             if suspect:
                 raise Untrusted(f"message {id_!r}: a column holds what the model refuses")
             tokens = new(tokens_cls)
@@ -138,6 +138,7 @@ def messages_from_rows(rows: Iterable[Sequence[Any]],
                 "origin": None if origin is None else _JSON_OBJECT_OR_NULL.validate_json(origin),
                 "metadata": {} if metadata is None or metadata == "{}"
                 else _JSON_OBJECT.validate_json(metadata),
+                "replay_of": replay_of,
                 "parts": found.get(id_) or [],
             })
             set_(message, "__pydantic_fields_set__", fields.copy())

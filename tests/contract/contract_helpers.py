@@ -126,5 +126,5 @@ def full_message(session: SessionInfo) -> Message:
         tokens=Tokens(input=100, output=20, reasoning=5, cache_read=7, cache_write=3,
                       estimated=True),
         cost=None, completed_at=now(), origin={"notebook": "a.ipynb", "cell": 3},
-        metadata={"x": {"y": [1, 2]}},
+        metadata={"x": {"y": [1, 2]}}, replay_of="msg_recorded",
     )
