@@ -172,26 +172,27 @@ def _two_step_turns(server) -> None:
                [tool_call("python", {"code": "b = a + 1\nb"})], Turn.text("b is 2."))
 
 
-def test_a_replay_asks_once_for_the_whole_cell_when_the_original_was_approved_once(tmp_path, fake_model_server):
-    server = fake_model_server
-    nb = notebook(HANDLER.format(answer="once"), TWO_STEPS, "print(asked, b)")
+def _approved_then_replayed(tmp_path, server, answer: str) -> tuple[str, str]:
+    """The two-step python cell run live then replayed, the notebook's handler answering
+    ``answer``: what each run's last cell printed (the questions asked, then ``b``)."""
+    nb = notebook(HANDLER.format(answer=answer), TWO_STEPS, "print(asked, b)")
     _two_step_turns(server)
     first = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
-    assert shown(first.cells[3]).strip() == "['python', 'python'] 2"
     second = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
-    assert len(server.requests) == 3
-    assert shown(second.cells[3]).strip() == "['python'] 2"  # one question, both calls ran
+    assert len(server.requests) == 3  # the replay asked the model nothing
+    return shown(first.cells[3]).strip(), shown(second.cells[3]).strip()
+
+
+def test_a_replay_asks_once_for_the_whole_cell_when_the_original_was_approved_once(tmp_path, fake_model_server):
+    first, second = _approved_then_replayed(tmp_path, fake_model_server, "once")
+    assert first == "['python', 'python'] 2"
+    assert second == "['python'] 2"  # one question, both calls ran
 
 
 def test_a_replay_does_not_ask_when_the_original_was_approved_for_the_session(tmp_path, fake_model_server, make_forge):
-    server = fake_model_server
-    nb = notebook(HANDLER.format(answer="session"), TWO_STEPS, "print(asked, b)")
-    _two_step_turns(server)
-    first = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
-    assert shown(first.cells[3]).strip() == "['python'] 2"
-    second = run(nb, tmp_path, server.openai_base, env={"FORGE_PERMISSIONS": ""})
-    assert len(server.requests) == 3
-    assert shown(second.cells[3]).strip() == "[] 2"
+    first, second = _approved_then_replayed(tmp_path, fake_model_server, "session")
+    assert first == "['python'] 2"
+    assert second == "[] 2"
     forge = make_forge(db=str(tmp_path / "forge.duckdb"))
     try:
         answers = forge.events(type="permission.answered")

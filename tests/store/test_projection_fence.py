@@ -23,15 +23,23 @@ def _texts(store: DuckDBStore, session_id: str) -> list[str]:
     return [m.text for m in store.read_timeline(session_id)]
 
 
-def test_one_flush_fences_each_session_by_its_own_lease(tmp_path):
+def _fenced(tmp_path, sessions: int, fenced: int):
+    """A store, the same file opened by another host, ``sessions`` new sessions of which the
+    first ``fenced`` are leased to their runs and fenced in a projection; what the runs are
+    told lands in the list returned last."""
     store = DuckDBStore(tmp_path / "forge.duckdb")
     other_host = DuckDBStore(tmp_path / "forge.duckdb")
-    kept, lost, free = (store.create_session(SessionInfo()) for _ in range(3))
+    made = [store.create_session(SessionInfo()) for _ in range(sessions)]
     told: list[LeaseLost] = []
     projection = Projection(store)
-    for s in (kept, lost):
+    for s in made[:fenced]:
         assert store.acquire_lease(s.id, f"run-{s.id}", 60)
         projection.fence(s.id, f"run-{s.id}", told.append)
+    return store, other_host, made, projection, told
+
+
+def test_one_flush_fences_each_session_by_its_own_lease(tmp_path):
+    store, other_host, (kept, lost, free), projection, told = _fenced(tmp_path, 3, 2)
     _turn(projection, kept.id, "first")
     _turn(projection, lost.id, "first")
     projection.flush()
@@ -74,14 +82,8 @@ def test_one_flush_fences_each_session_by_its_own_lease(tmp_path):
 def test_rows_a_run_left_buffered_stay_fenced_by_its_lease(tmp_path):
     """The store could not take a run's last rows (it kept its lease for them): after the
     run is over they land while the lease is still its, and never once another took it."""
-    store = DuckDBStore(tmp_path / "forge.duckdb")
-    other_host = DuckDBStore(tmp_path / "forge.duckdb")
-    kept, taken = (store.create_session(SessionInfo()) for _ in range(2))
-    told: list[LeaseLost] = []
-    projection = Projection(store)
+    store, other_host, (kept, taken), projection, told = _fenced(tmp_path, 2, 2)
     for s in (kept, taken):
-        assert store.acquire_lease(s.id, f"run-{s.id}", 60)
-        projection.fence(s.id, f"run-{s.id}", told.append)
         _turn(projection, s.id, "last rows")
         projection.unfence(s.id, f"run-{s.id}")  # the run is over; its rows wait
     assert other_host.acquire_lease(taken.id, "host-b", 60, replacing=f"run-{taken.id}")
