@@ -143,13 +143,15 @@ class ForgeMagics(Magics):
             # Within a moment of Run: the widget, saying what it waits for on a first call.
             view.show(loading=None if warmup is None or warmup.done else LOADING)
             try:
-                if warmup is not None:
-                    await warmup.wait()
+                if warmup is not None:  # a replayed cell needs no model client: not yet
+                    await warmup.core()
                 session, forge = self._session(opts)
                 origin = c.origin()
                 plan = await replay_cell.replay_plan(c, opts, session, text, origin)
                 if plan is not None:  # it may start a new session (replay_cell.py)
                     session = plan.session
+                elif warmup is not None:
+                    await warmup.wait()
             except BaseException:
                 view.finish([])
                 raise

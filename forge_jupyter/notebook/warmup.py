@@ -30,6 +30,8 @@ class Warmup:
     def __init__(self, controller: Any) -> None:
         self.controller = controller
         self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        # The part a replayed cell needs (the Forge and its store, no model client): done first.
+        self.core_future: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.timings: dict[str, float] = {}  # step → seconds, for benchmarks/bench_notebook.py
         self.thread: threading.Thread | None = None
 
@@ -47,18 +49,26 @@ class Warmup:
         if not self.future.done():
             await asyncio.wrap_future(self.future)
 
+    async def core(self) -> None:
+        """Until the Forge is built and its store open (the model client may still load)."""
+        if not self.core_future.done():
+            await asyncio.wrap_future(self.core_future)
+
     def _run(self) -> None:
         try:
             self._step("widget", _import_widget)
             self._step("forge", _import_core)
+            self._step("store", lambda: self.controller.warm())
+            self.core_future.set_result(None)
             self._step("litellm", _import_litellm)
             self._step("rehearsal", lambda: _rehearse(self.controller))
-            self._step("store", lambda: self.controller.warm())
         except Exception:
             log.warning("forge: warming up in the background failed; the first %%forge cell "
                         "will load what it needs itself", exc_info=True)
         finally:
-            self.future.set_result(None)
+            for future in (self.core_future, self.future):
+                if not future.done():
+                    future.set_result(None)
 
     def _step(self, name: str, fn: Any) -> None:
         start = time.perf_counter()
