@@ -280,3 +280,13 @@ def test_anchors_narrow_step_by_step_and_pure_additions_follow_them():
     assert apply_hunks(text, op.hunks, "f") == ("class A:\n    x = 0\n    def f(self):\n"
                                                 "        return 1\nclass B:\n    def f(self):\n"
                                                 "        return 2\n")
+
+
+def test_the_lean_profile_offers_apply_patch_in_edits_place(make_forge, server, tmp_path):
+    server.add(Turn.text("ok"), Turn.text("ok"))
+    for model in ("openai/gpt-5", "openai/gpt-4o"):
+        make_forge(builtin_tools=True, root=str(tmp_path), model=model,
+                   tool_profile="lean").session("s").prompt("hi")
+    gpt5, gpt4o = server.requests
+    assert sorted(gpt5.tools) == ["apply_patch", "python", "read", "sql", "variables"]
+    assert sorted(gpt4o.tools) == ["edit", "python", "read", "sql", "variables"]
