@@ -227,6 +227,19 @@ def test_with_no_rule_the_build_agent_asks_and_no_one_can_answer(make_forge, ser
     assert not (root / "work" / "n.txt").exists()
 
 
+def test_the_person_is_asked_once_for_the_whole_patch_seeing_every_path(make_forge, server, root):
+    (root / "src" / "a.py").write_text("a\n")
+    text = patch("*** Add File: ./work/n.txt\n+x\n",
+                 "*** Update File: src/a.py\n*** Move to: work/../src/b.py\n")
+    server.add(Turn([tool_call("apply_patch", {"input": text})]), Turn.text("done"))
+    forge = make_forge(builtin_tools=True, root=str(root), db="duckdb", model="openai/gpt-5")
+    asked = []
+    forge.on_approval(lambda r: (asked.append((r.tool, r.subject)), "once")[1])
+    assert forge.session("s").prompt("change the files").text == "done"
+    assert asked == [("apply_patch", "work/n.txt, src/a.py, src/b.py")]
+    assert (root / "work" / "n.txt").read_text() == "x\n" and (root / "src" / "b.py").exists()
+
+
 # ------------------------------------------------------------------ malformed patches
 
 MALFORMED = [
