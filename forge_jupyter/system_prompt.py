@@ -32,7 +32,7 @@ You are Forge, working inside a live Jupyter notebook kernel: {where} Inspect be
 take small steps, do not overwrite the person's variables or files unless asked, do not retry a \
 denied call. Be concise; answer in Markdown."""
 
-FILE_TOOLS = frozenset({"read", "list", "glob", "grep", "write", "edit"})
+FILE_TOOLS = frozenset({"read", "list", "glob", "grep", "write", "edit", "apply_patch"})
 
 
 def build_system_prompt(*, agent: Any, tools: dict[str, Any], custom: str | None,

@@ -40,9 +40,13 @@ class PermissionGate:
                          data={"tool": tool.name, "reason": str(exc)[:500], "part_id": part.id}))
             decided(part, "deny", "rule", reason=str(exc)[:500])
             return f"Permission denied: {exc}"
-        verdict = self.permissions.evaluate(tool.name, subject)
+        # apply_patch names several paths: each is checked, the strictest verdict holds
+        subjects = subject if isinstance(subject, tuple) else (subject,)
+        verdict, subject = self.permissions.strictest(tool.name, subjects)
         if verdict.action == "allow":
             return None
+        if verdict.action == "ask":  # the person approves the whole call: show every path
+            subject = ", ".join(map(str, subjects))
         facts = {"tool": tool.name, "subject": str(subject)[:500], "rule": str(verdict.rule),
                  "layer": verdict.layer, "part_id": part.id}
         if verdict.action == "deny":

@@ -282,8 +282,9 @@ class Processor:
         # Started together, written in call order: each part already has its place (its id).
         await asyncio.gather(*(run_call(self.ctx, p, self.tool_table, self._commit)
                                for p in self._calls))
-        files = [PatchFile(**p.metadata["patch"]) for p in self._calls
-                 if p.state == "completed" and isinstance(p.metadata.get("patch"), dict)]
+        files = [PatchFile(**f) for p in self._calls if p.state == "completed"
+                 for f in ([p.metadata.get("patch")] + list(p.metadata.get("patches") or ()))
+                 if isinstance(f, dict)]  # apply_patch changes several files: "patches"
         if files:  # what this step changed on disk, one unified diff per file
             self._put(PatchPart(session_id=self.ctx.session.id, message_id=self.assistant.id,
                                 files=files))

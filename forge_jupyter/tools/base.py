@@ -81,6 +81,7 @@ class Tool:
     # raised here refuses the call before any rule is read.
     subject: Callable[[dict[str, Any], str | None, str | None], Subject] | None = None
     flag: str | None = None  # offered only when this flag is on (Forge(flags={...}))
+    models: Callable[[str], bool] | None = None  # offered only to the models this accepts
     _validator: Any = field(default=None, init=False, repr=False)
 
     def definition(self) -> dict[str, Any]:

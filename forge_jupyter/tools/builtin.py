@@ -6,6 +6,7 @@ from .base import Tool
 
 
 def builtin_tools() -> list[Tool]:
+    from .apply_patch import apply_patch_tool
     from .edit import edit_tool
     from .glob import glob_tool
     from .grep import grep_tool
@@ -19,4 +20,4 @@ def builtin_tools() -> list[Tool]:
     from .write import write_tool
 
     return [python_tool(), variables_tool(), sql_tool(), read_tool(), list_tool(), glob_tool(),
-            grep_tool(), write_tool(), edit_tool(), history_tool(), task_tool()]
+            grep_tool(), write_tool(), edit_tool(), apply_patch_tool(), history_tool(), task_tool()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .paths import path_subject
+from .registry import wants_apply_patch
 from .write import Target, changed, read_text, target
 
 DESCRIPTION = """Replace `old_string` with `new_string` in a file under the session's root. \
@@ -104,4 +105,10 @@ def _replace(file: Target, before: str, old_string: str, new_string: str,
 def edit_tool() -> Tool:
     tool = tool_from_function(edit, name="edit", description=DESCRIPTION, mutating=True)
     tool.subject = path_subject(for_writing=True)
+    tool.models = edits_with_edit
     return tool
+
+
+def edits_with_edit(model: str) -> bool:
+    """Every model but those that get apply_patch instead (registry.wants_apply_patch)."""
+    return not wants_apply_patch(model)

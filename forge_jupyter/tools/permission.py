@@ -32,6 +32,9 @@ Action = Literal["allow", "deny", "ask"]
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 SUBJECT_ARGS = ("path", "code", "query", "sql", "pattern", "command")
 _WILDCARDS = frozenset("*?[")
+# apply_patch is edit and write for GPT-5-family models: a rule (or a grant) written for edit
+# or write holds for it too, so changing the model never lifts a protection on a file.
+SAME_RULES: dict[str, tuple[str, ...]] = {"apply_patch": ("edit", "write")}
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class Rule:
             raise ValueError(f"a rule's action is allow, deny or ask, not {self.action!r}")
 
     def matches_tool(self, tool: str) -> bool:
-        return fnmatch.fnmatchcase(tool, self.tool)
+        return any(fnmatch.fnmatchcase(name, self.tool) for name in (tool, *SAME_RULES.get(tool, ())))
 
     def matches(self, tool: str, subject: Subject) -> bool:
         if not self.matches_tool(tool):
@@ -160,6 +163,12 @@ class Permissions:
         if verdict.action == "ask" and any(g.matches(tool, subject) for g in self.grants):
             return Verdict("allow", next(g for g in self.grants if g.matches(tool, subject)), "granted")
         return verdict
+
+    def strictest(self, tool: str, subjects: Sequence[Subject]) -> tuple[Verdict, Subject]:
+        """The most restrictive verdict over ``subjects`` (every path of a patch), with the
+        subject that drew it (the first, when all are alike)."""
+        found = [(self.evaluate(tool, s), s) for s in subjects]
+        return max(found, key=lambda vs: _RANK[vs[0].action])  # max keeps the first of equals
 
     def denied_for_all(self, tool: str) -> bool:
         """True when some layer denies the tool whatever its arguments (it leaves the table)."""

@@ -33,6 +33,9 @@ LEAN: dict[str, str] = {
     "read": "Read a text file under the session's root, lines numbered; page with offset/limit.",
     "edit": "Replace `old_string` (exact, found once) with `new_string` in a file under the "
             "session's root; an empty old_string creates a new file.",
+    # edit's counterpart for GPT-5-family models (registry.wants_apply_patch), trained on it
+    "apply_patch": "Add, update (@@ hunks of ' ', '-', '+' lines), move or delete files under "
+                   "the session's root with one '*** Begin Patch' … '*** End Patch' patch.",
 }
 
 

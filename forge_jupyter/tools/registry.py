@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from .base import Tool
+
+# GPT-5 and later, and codex models, are trained on the V4A patch format: they get apply_patch
+# instead of edit and write. Judged on the litellm model string, any provider prefix
+# ("openai/", "azure/", "openrouter/openai/") and case aside: a "gpt-N" name with N >= 5 (a
+# fine-tune "ft:gpt-5-mini:…" too), or "codex" as a word of the model's own name.
+_GPT = re.compile(r"^(?:ft:)?gpt-(\d+)(?![\w])")
+_CODEX = re.compile(r"(?:^|[-_.:])codex(?:$|[-_.:])")
+
+
+def wants_apply_patch(model: str | None) -> bool:
+    """Whether ``model`` edits files with apply_patch (else edit and write)."""
+    name = (model or "").strip().lower().rsplit("/", 1)[-1]
+    gpt = _GPT.match(name)
+    return bool(gpt and int(gpt.group(1)) >= 5) or bool(_CODEX.search(name))
 
 
 def model_capabilities(model: str) -> frozenset[str]:
@@ -56,6 +71,8 @@ class ToolRegistry:
             tool = self._tools[name]
             if tool.flag is not None and tool.flag not in flags:
                 continue
+            if tool.models is not None and not tool.models(model or ""):
+                continue  # apply_patch for GPT-5-family models, edit and write for the others
             if tool.requires:
                 if capabilities is None:
                     capabilities = model_capabilities(model) if model else frozenset()

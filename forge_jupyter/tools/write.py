@@ -12,6 +12,7 @@ from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff
 from .paths import Located, ignores_case, locate, path_subject, session_root
+from .registry import wants_apply_patch
 
 DESCRIPTION = """Create a file under the session's root, or replace all of an existing one, with \
 `content` exactly as given (UTF-8; missing directories are created). To change part of a file \
@@ -127,4 +128,10 @@ def write(path: str, content: str, *, ctx: ToolContext) -> ToolResult:
 def write_tool() -> Tool:
     tool = tool_from_function(write, name="write", description=DESCRIPTION, mutating=True)
     tool.subject = path_subject(for_writing=True)
+    tool.models = edits_with_write
     return tool
+
+
+def edits_with_write(model: str) -> bool:
+    """Every model but those that get apply_patch instead (registry.wants_apply_patch)."""
+    return not wants_apply_patch(model)
