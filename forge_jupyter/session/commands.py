@@ -153,6 +153,8 @@ class Commands:
 
 def commands_of(forge: Any) -> Commands:
     """The owner's commands (``Forge.commands``), else those beside the working directory."""
+    if isinstance(forge, Commands):
+        return forge
     found = getattr(forge, "commands", None)
     return found if isinstance(found, Commands) else Commands(getattr(forge, "root", None) or os.getcwd())
 
