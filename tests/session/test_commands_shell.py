@@ -171,3 +171,16 @@ def test_bad_shell_calls(setup, server):
     with pytest.raises(InvalidOption, match="timeout must be a number greater than 0"):
         s.shell("true", timeout=0)
     assert s.messages() == []
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_a_session_that_starts_with_a_shell_command(setup, server, protocol):
+    make, _, _ = setup
+    forge = make(protocol=protocol)
+    s = forge.session(None)
+    s.shell("echo first")
+    server.add(Turn.text("ok"))
+    s.prompt("Summarise the output\nplease")
+    sent = json.dumps(server.requests[-1].body["messages"])
+    assert "$ echo first\\nfirst" in sent and "Summarise the output" in sent
+    assert s.refresh().title == "Summarise the output"  # the person's first prompt titles it
