@@ -29,6 +29,7 @@ ENV = {
     "char_budget": "FORGE_CHAR_BUDGET",
     "step_limit": "FORGE_STEP_LIMIT",
     "tool_timeout": "FORGE_TOOL_TIMEOUT",
+    "shell_timeout": "FORGE_SHELL_TIMEOUT",
     "stream_timeout": "FORGE_STREAM_TIMEOUT",
     "max_tokens": "FORGE_MAX_TOKENS",
     "tool_profile": "FORGE_TOOL_PROFILE",
@@ -63,6 +64,8 @@ class Forge(Configurable):
     char_budget = Int(400_000, help="Context budget in characters for models litellm does not know.").tag(config=True)
     step_limit = Int(25, help="Model steps one prompt may take.").tag(config=True)
     tool_timeout = Float(300.0, help="Seconds a tool call may run.").tag(config=True)
+    shell_timeout = Float(60.0, help="Seconds a command run with %forge shell (session.shell) "
+                          "may take before its process group is killed.").tag(config=True)
     stream_timeout = Float(120.0, help="Seconds the model server may send nothing (before its "
                            "first byte or mid-answer) before the request is retried, then "
                            "given up with an error.").tag(config=True)
@@ -166,6 +169,7 @@ class Forge(Configurable):
             "char_budget": self.char_budget,
             "step_limit": self.step_limit,
             "tool_timeout": self.tool_timeout,
+            "shell_timeout": self.shell_timeout,
             "stream_timeout": self.stream_timeout,
             "max_tokens": self.max_tokens or None,
             "tool_profile": self.tool_profile,

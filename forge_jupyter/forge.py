@@ -85,6 +85,7 @@ class Forge(HistoryAsData):
         flags: Iterable[str] = (),
         step_limit: int = 25,
         tool_timeout: float = 300.0,
+        shell_timeout: float = 60.0,
         stream_timeout: float | None = 120.0,
         max_tokens: int | None = None,
         tool_profile: str = "auto",
@@ -118,6 +119,10 @@ class Forge(HistoryAsData):
         self.flags = frozenset(flags)
         self.step_limit = step_limit
         self.tool_timeout = tool_timeout
+        # session.shell / %forge shell: seconds a command the person runs may take
+        self.shell_timeout = positive_number(shell_timeout, "shell_timeout", "Give the seconds "
+                                             "a shell command may run (Forge.shell_timeout, "
+                                             "default 60).")
         self.stream_timeout = stream_timeout
         self.max_tokens = max_tokens
         self.tool_profile = tool_profile
@@ -157,12 +162,15 @@ class Forge(HistoryAsData):
         for t in tools:
             self.add_tool(t)
         from .mcp import McpServers
+        from .session.commands import Commands
         from .skills import Skills
 
         # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
         self.mcp = McpServers(self.root or os.getcwd(), mcp_servers)
         # Skills (skills/): SKILL.md folders, offered by name through the ``skill`` tool.
         self.skills = Skills(self.root or os.getcwd()) if skills else None
+        # Commands (session/commands.py): prompt templates in .forge/commands/, run by name.
+        self.commands = Commands(self.root or os.getcwd())
         # Retention: only when configured, never by default (a timedelta or "30d").
         self.max_age = max_age
         self.cleanup_at_startup()

@@ -31,6 +31,8 @@ def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]
                         "Summarize our conversation so far for continuing the work "
                         "(this is a context compaction)."
                     )
+                elif isinstance(p, ToolPart) and p.is_terminal:  # the person ran it (shell)
+                    texts.append(person_ran(p))
             if texts:
                 out.append({"role": "user", "content": "\n\n".join(texts)})
             continue
@@ -67,6 +69,15 @@ def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]
             content = t.output if t.state == "completed" else f"Error: {t.error}"
             out.append({"role": "tool", "tool_call_id": t.call_id, "content": content or ""})
     return out
+
+
+def person_ran(part: ToolPart) -> str:
+    """A command the person ran themselves (``session.shell``), as the model reads it: said
+    to be theirs, not a call of the model's, with its output and how it ended."""
+    command = part.input.get("command", "") if isinstance(part.input, dict) else ""
+    body = part.output if part.state == "completed" else f"Error: {part.error}"
+    return (f"[I ran this {part.tool} command myself in {part.input.get('directory', '?')}; it "
+            f"is not a tool call of yours]\n$ {command}\n{body or ''}")
 
 
 @dataclass

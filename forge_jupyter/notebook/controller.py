@@ -79,6 +79,7 @@ class NotebookForge:
             f.step_limit, f.tool_timeout = kwargs["step_limit"], kwargs["tool_timeout"]
             f.max_tokens, f.tool_profile = kwargs["max_tokens"], kwargs["tool_profile"]
             f.stream_timeout = kwargs["stream_timeout"]
+            f.shell_timeout = kwargs["shell_timeout"]
             f.mcp.configure(kwargs["mcp_servers"])  # %config Forge.mcp_servers: at the next prompt
             for key in ("api_base", "api_key"):
                 if key in kwargs:

@@ -21,16 +21,16 @@ import string
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 
 from ..errors import ForgeError
 from ..ids import match_short
-from . import replay_cell
+from . import command_magic, replay_cell
 from .controller import NotebookForge
 
 CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay]
-<prompt — {name} inserts a notebook variable, {{ and }} are literal braces>"""
+%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [/COMMAND ARGS]
+<prompt — {name} inserts a notebook variable, {{ and }} are literal braces; after /COMMAND, appended to its template>"""
 
 LINE_HELP = """\
 %forge sessions               the sessions in the store (a DataFrame)
@@ -46,6 +46,8 @@ LINE_HELP = """\
 %forge stop                   stop the current session's running prompt
 %forge mcp [restart NAME|trust|reload]   MCP servers, their state and tools
 %forge skills                 the skills the agent can load
+%forge commands               the commands %%forge /NAME runs (.forge/commands/NAME.md)
+%forge shell CMD              run CMD in the session's folder; the model sees it next turn
 %forge help                   this text
 
 %%forge cell options:
@@ -120,11 +122,16 @@ class ForgeMagics(Magics):
     async def run_cell(self, line: str, body: str) -> Any:
         """Run one ``%%forge`` cell: the live view shows first, then the run (DESIGN §7)."""
         c = self.controller
+        named = command_magic.split_line(line)  # %%forge [options] /name args
         try:
-            opts = _cell_parser().parse_args(shlex.split(line))
+            opts = _cell_parser().parse_args(shlex.split(named[0] if named else line))
         except ValueError as exc:
             raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
-        text = interpolate(body, self.shell.user_ns).strip()
+        if named:
+            text = command_magic.command_prompt(c, opts, named[1], named[2], body, interpolate,
+                                                self.shell.user_ns)
+        else:
+            text = interpolate(body, self.shell.user_ns).strip()
         if not text:
             raise UsageError(f"the cell is empty: write the prompt below the %%forge line\nusage: {CELL_USAGE}")
         toggles = parse_tools(opts.tools)
@@ -211,6 +218,7 @@ class ForgeMagics(Magics):
         except ForgeError as exc:
             raise UsageError(str(exc)) from None
 
+    @no_var_expand  # {var} is filled by run_cell, once, as in a kernel (no second pass)
     @cell_magic("forge")
     def forge_cell(self, line: str, cell: str) -> Any:
         """%%forge [options] — the cell is a prompt to the agent (%forge help lists options)."""
@@ -221,6 +229,9 @@ class ForgeMagics(Magics):
     @line_magic
     def forge(self, line: str) -> Any:
         """Manage forge sessions and read the history: %forge help."""
+        head = line.split(None, 1)
+        if head and head[0] == "shell":  # the command as written: quotes are the shell's
+            return command_magic.shell_command(self.controller, head[1] if len(head) > 1 else "")
         try:
             words = shlex.split(line)
         except ValueError as exc:
@@ -307,6 +318,9 @@ class ForgeMagics(Magics):
         from .mcp_magic import skills_command
 
         return skills_command(self.controller.forge, args)
+
+    def _cmd_commands(self, args: list[str], rest: str) -> Any:
+        return command_magic.commands_command(self.controller.forge, args)
 
     def _cmd_memory(self, args: list[str], rest: str) -> Any:
         from .memory_magic import memory_command

@@ -66,7 +66,8 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         if not leased:
             owner, expires = held or ("another process", now())
             raise SessionBusy(runner.busy_message(sid, owner, expires))
-        new_session = not view
+        # no prompt of the person's yet (a shell record may come first): this one titles it
+        new_session = not any(is_person_turn(m) for m in view)
         turn = decide(forge, session.info, model=model, agent=agent, tools=tools,
                       permissions=permissions or (), max_tokens=max_tokens)
         if budget is not None and new_text is not None:

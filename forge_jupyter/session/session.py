@@ -8,8 +8,10 @@ from ..errors import NotFound
 from ..model import Message, SessionInfo
 from . import runner
 from .approval import Answer
+from .commands import expand_command
 from .host import Host
 from .prompt import compact_async, prompt_async, run_sync
+from .shell import ShellResult, shell_async
 
 
 class Session:
@@ -46,6 +48,26 @@ class Session:
     def prompt(self, text: str, **options: Any) -> Message:
         """Answer ``text`` and return the finished assistant message (blocking)."""
         return run_sync(lambda: prompt_async(self, text, **options))
+
+    async def command_async(self, name: str, arguments: str = "", **options: Any) -> Message:
+        """Run the command ``name`` (a template in .forge/commands/NAME.md) with ``arguments``;
+        its front matter's agent and model apply unless ``options`` give their own."""
+        text, options = expand_command(self.forge, name, arguments, options)
+        return await prompt_async(self, text, **options)
+
+    def command(self, name: str, arguments: str = "", **options: Any) -> Message:
+        """Run a command (blocking): ``session.command("review", "parse_dates")``."""
+        text, options = expand_command(self.forge, name, arguments, options)
+        return run_sync(lambda: prompt_async(self, text, **options))
+
+    async def shell_async(self, command: str, *, timeout: float | None = None) -> ShellResult:
+        """Run ``command`` in the session's root as the person and record it for the model."""
+        return await shell_async(self, command, timeout=timeout)
+
+    def shell(self, command: str, *, timeout: float | None = None) -> ShellResult:
+        """Run a shell command in the session's root (no approval: you typed it), within
+        ``timeout`` seconds (default ``Forge.shell_timeout``); the model sees it next turn."""
+        return run_sync(lambda: shell_async(self, command, timeout=timeout))
 
     def abort(self) -> bool:
         """Stop the running prompt of this session (from any thread); False if none runs."""

@@ -1,0 +1,89 @@
+"""``%%forge /name args``, ``%forge commands`` and ``%forge shell`` in a real kernel, against
+the fake model server through real litellm (issue 18, items 4–5)."""
+
+from __future__ import annotations
+
+import pytest
+from nb_kernel import forge_kernel, usage_error
+
+from forge_jupyter.testing import Turn
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("nb")
+    commands = root / ".forge" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: Review code for bugs\nmodel: openai/other-model\nsubtask: true\n---\n"
+        "Review {literal} $1 — all: $ARGUMENTS\n")
+    (root / "home" / ".forge" / "commands").mkdir(parents=True)
+    (root / "home" / ".forge" / "commands" / "mine.md").write_text("My own: $ARGUMENTS")
+    return root
+
+
+@pytest.fixture(scope="module")
+def kernel(model_server, root):
+    k = forge_kernel(model_server.openai_base, root, {"HOME": str(root / "home")})
+    yield k
+    k.close()
+
+
+def user_text(request) -> str:
+    return "\n".join(m.get("content") or "" for m in request.messages if m["role"] == "user")
+
+
+def test_a_command_cell_fills_the_template_and_appends_the_cell(kernel, server):
+    server.add(Turn.text("reviewed"))
+    kernel.run("fn = 'parse_dates'\nnote = 'mind $2 and {x}'")
+    r = kernel.run("%%forge /review {fn} carefully\nAlso: {note}.")
+    assert r.status == "ok", r.text
+    request = server.requests[-1]
+    assert request.model == "other-model"  # the command's front matter
+    # {fn} and {note} are the person's text, filled once; the template's braces stay literal
+    assert user_text(request) == ("Review {literal} parse_dates — all: parse_dates carefully"
+                                  "\n\nAlso: mind $2 and {x}.")
+    server.add(Turn.text("mine"))
+    r = kernel.run("%%forge -m openai/fake-model /mine now")
+    assert r.status == "ok", r.text
+    assert server.requests[-1].model == "fake-model"  # the cell's -m wins
+    assert user_text(server.requests[-1]).endswith("My own: now")
+
+
+def test_commands_are_listed_and_unknown_ones_refused(kernel, server):
+    before = len(server.requests)
+    r = kernel.run("%forge commands")
+    assert r.status == "ok", r.text
+    table = r.results[0]["text/plain"]
+    assert "/review" in table and "Review code for bugs" in table and "openai/other-model" in table
+    assert "/mine" in table
+    assert "/review: front matter subtask ignored" in r.stdout
+    for line in ["%%forge /nope x\nbody", "%%forge /../review\nbody", "%%forge /re.view"]:
+        r = kernel.run(line)
+        assert r.status == "error" and usage_error(r), r.text
+        assert "Commands: /mine, /review." in r.stderr
+    assert len(server.requests) == before  # nothing was sent
+
+
+def test_shell_shows_its_result_and_the_next_turn_sees_it(kernel, server, root):
+    r = kernel.run("%forge shell echo \"it's $((40+2))\" && ls .forge; exit 5")
+    assert r.status == "ok", r.text
+    shown = r.results[0]["text/plain"]
+    assert "it's 42" in shown and "commands" in shown and "[exit code 5]" in shown
+    r = kernel.run("%forge shell")
+    assert usage_error(r) and "usage: %forge shell COMMAND" in r.stderr
+    server.add(Turn.text("seen"))
+    r = kernel.run("%%forge\nwhat did it print?")
+    assert r.status == "ok", r.text
+    sent = user_text(server.requests[-1])
+    assert "$ echo \"it's $((40+2))\" && ls .forge; exit 5\nit's 42\ncommands" in sent
+    assert "[exit code 5]" in sent and sent.endswith("what did it print?")
+
+
+def test_shell_timeout_from_config(kernel):
+    kernel.run("%config Forge.shell_timeout = 1")
+    r = kernel.run("%forge shell echo begun; sleep 20")
+    assert r.status == "ok", r.text
+    assert "begun" in r.results[0]["text/plain"]
+    assert "did not finish within the timeout (Forge.shell_timeout)" in r.results[0]["text/plain"]
+    kernel.run("%config Forge.shell_timeout = 60")
