@@ -53,7 +53,7 @@ class Converted:
 
 def clean_mime(raw: Any, default: str = "application/octet-stream") -> str:
     mime = str(raw or "").strip().lower()
-    return mime if _MIME.match(mime) else default
+    return mime if _MIME.fullmatch(mime) else default
 
 
 def convert(result: Any, *, folder: str | None, stem: str,

@@ -52,7 +52,7 @@ class FileInfo:
 def log_date(path: str) -> dt.date | None:
     """The date a daily log's name carries (``2026-11-30.md``, ``2026-11-30-2.md``), else None:
     other files (MEMORY.md, notes) are evergreen and never decay."""
-    found = LOG_NAME.match(path.rsplit("/", 1)[-1])
+    found = LOG_NAME.fullmatch(path.rsplit("/", 1)[-1])
     if found is None:
         return None
     try:

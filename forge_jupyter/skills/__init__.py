@@ -115,7 +115,7 @@ class Skills:
         except OSError:
             return None
         name = meta.get("name") or entry.name
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             self.problems.append(f"skill folder {entry.name[:64]!r}: name {name[:64]!r} must be "
                                  "letters, digits, _ and - (no '..' or '/')")
             return None

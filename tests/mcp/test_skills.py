@@ -29,6 +29,7 @@ def _setup(tmp_path):
     skill(user, "sql-habits", "---\nname: sql-habits\ndescription: Write SQL with CTEs\n---\nUse CTEs.\n")
     skill(user, "bad name", "---\nname: ../escape\ndescription: tries to leave\n---\nx\n")
     skill(user, "no-description", "---\nname: no-description\n---\nx\n")
+    skill(user, "newline\n", "---\ndescription: a folder name ending in a newline\n---\nx\n")
     outside = tmp_path / "outside"
     skill(outside, "linked", "---\nname: linked\ndescription: from elsewhere\n---\nx\n")
     os.symlink(outside / "linked", user / "linked")  # a skill folder leading out: not read
@@ -49,7 +50,7 @@ def test_skills_are_listed_by_name_and_description_only(mcp_forge, server, tmp_p
     assert "- sql-habits: Write SQL with CTEs" in described
     assert "older copy" not in described  # the project's skill wins by name
     assert "escape" not in described and "linked" not in described
-    assert "no-description" not in described
+    assert "no-description" not in described and "newline" not in described
     assert tools["skill"]["parameters"]["properties"]["name"]["enum"] == ["plot-style", "sql-habits"]
     assert "SECRET-STEP-42" not in str(request.body)  # instructions: not before they are used
 
