@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import sys
 from collections.abc import AsyncIterator
 from typing import IO, Any
 
@@ -28,6 +26,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from ..process_group import stop_group
 from .config import ServerSpec
 
 MAX_MESSAGE = 256 * 1024 * 1024  # bytes in one JSON-RPC line; a server sending more is stopped
@@ -125,14 +124,7 @@ async def stop_process(process: Any, grace: float = 2.0) -> None:
         await process.stdin.aclose()
     if await _exited(process, grace):
         return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if sys.platform != "win32":
-                os.killpg(process.pid, sig)
-            else:  # pragma: no cover
-                process.kill()
-        if await _exited(process, grace):
-            return
+    await stop_group(process.pid, process.kill, lambda t: _exited(process, t), grace)
 
 
 async def _exited(process: Any, timeout: float) -> bool:

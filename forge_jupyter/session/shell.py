@@ -17,14 +17,13 @@ import asyncio
 import codecs
 import contextlib
 import os
-import signal
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SessionBusy, positive_number
 from ..ids import new_id
 from ..model import Message, ToolPart, now
+from ..process_group import stop_group
 from ..scrub import Scrubber, secret_params, valid_text
 from ..tools.truncate import BoundedOutput
 from . import runner
@@ -125,17 +124,14 @@ async def _run(command: str, cwd: str, limit: float, out: BoundedOutput) -> tupl
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if sys.platform != "win32":
-                os.killpg(proc.pid, sig)
-            else:  # pragma: no cover
-                proc.kill()
+    async def exited(timeout: float) -> bool:
         try:
-            await asyncio.wait_for(proc.wait(), _GRACE)
-            return
+            await asyncio.wait_for(proc.wait(), timeout)
         except TimeoutError:
-            continue
+            return False
+        return True
+
+    await stop_group(proc.pid, proc.kill, exited, _GRACE)
 
 
 async def _record(session: SessionHandle, scrubber: Scrubber, part_id: str, command: str,
