@@ -82,7 +82,7 @@ def main() -> None:
     print(f"{'wall s':10}{lw:>12.2f}{rw:>12.2f}{lw / rw:>9.1f}×")
     print(f"{'cell s':10}{lm:>12.3f}{rm:>12.3f}{lm / rm:>9.1f}×   (median %%forge cell after the first)")
     print(f"{'1st cell s':10}{lcells[0]:>12.2f}{rcells[0]:>12.2f}"
-          "             (waits for the kernel's model client warm-up)")
+          "             (live: the kernel's whole warm-up; replay: its imports and store only)")
     print(f"{'requests':10}{lr:>12}{rr:>12}")
     print(f"{'cost $':10}{live_cost:>12.6f}{replay_cost:>12.6f}")
     print(f"same variables: {lc == rc} ({lc!r} / {rc!r})")
