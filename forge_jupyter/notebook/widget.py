@@ -220,7 +220,9 @@ class TurnView:
             bundle = {"text/html": render.turn_work_html(turn, self.state.displays, with_answer=with_answer),
                       "text/plain": render.turn_work_text(turn, with_answer=with_answer)}
         try:
-            if self._printer is not None and turn and not with_answer:  # --async: cell has moved on
+            # No view showed the turn (streamed as text, or none answered yet): its record
+            # replaces all the cell showed. --async: the cell has moved on, update in place.
+            if (self._printer is not None or not self._ready) and turn and not with_answer:
                 self._handle, self._note = text_printer.replace_streamed(bundle), None
             else:
                 self._handle.update(bundle, raw=True)

@@ -57,6 +57,10 @@ def test_quickstart_runs_on_the_offline_demo_model(tmp_path, monkeypatch):
 
     forge_cells = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%forge")]
     assert len(forge_cells) == 3
+    # No output that shows nothing (nbconvert warns about each): a turn no view showed leaves
+    # its record, not an emptied live display beside it.
+    assert [o for c in forge_cells for o in c.outputs
+            if o.output_type == "display_data" and not o.get("data")] == []
     first, follow_up, chart = forge_cells
 
     # 1. Missing values: `variables` then `sql`, the result table, an answer quoting it.
