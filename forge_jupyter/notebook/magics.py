@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import contextlib
-import contextvars
 import shlex
 import string
 from typing import Any
@@ -222,7 +220,11 @@ class ForgeMagics(Magics):
     @cell_magic("forge")
     def forge_cell(self, line: str, cell: str) -> Any:
         """%%forge [options] — the cell is a prompt to the agent (%forge help lists options)."""
-        return _run_to_end(lambda: self.run_cell(line, cell))
+        # in a kernel the cell is rewritten to an await (transform_forge_cells); here (terminal
+        # IPython, a script) on a helper thread when a loop runs: an interrupt stops the turn
+        from ..session.prompt import run_sync  # not at %load_ext: it imports the harness
+
+        return run_sync(lambda: self.run_cell(line, cell))
 
     # -- %forge ----------------------------------------------------------------------------
 
@@ -334,19 +336,6 @@ class ForgeMagics(Magics):
             return None
         stopped = c.current().abort()
         print("Stopping the running prompt." if stopped else "Nothing is running.")
-
-
-def _run_to_end(coro_factory: Any) -> Any:
-    """Run a coroutine from synchronous code: on a new loop, or — when this thread's loop is
-    busy running us (``run_cell_magic`` in a kernel) — on a helper thread that keeps the cell's
-    context, so what the turn prints lands in this cell."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro_factory())
-    context = contextvars.copy_context()
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="forge-cell") as pool:
-        return pool.submit(context.run, asyncio.run, coro_factory()).result()
 
 
 def _turn(session: Any, user_message_id: str | None = None) -> list:
