@@ -90,7 +90,9 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
     """The layered rules of one turn: agent (its defaults, its own rules, the Forge's
     configured rules) → session → this prompt (its rules, and ``tools={"x": False}``)."""
     mutating = [t.name for t in host.registry.all() if t.mutating]
-    agent_layer = [*agent_defaults(agent.mode, mutating), *agent.permissions, *host.permissions]
+    tool_defaults = [Rule(t.name, "*", t.permission) for t in host.registry.all() if t.permission]
+    agent_layer = [*tool_defaults, *agent_defaults(agent.mode, mutating), *agent.permissions,
+                   *host.permissions]
     meta = info.metadata
     session_layer = [Rule.parse(r) for r in meta.get("permissions", ())]
     prompt_layer = [Rule.parse(r) for r in prompt_rules]
