@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..agents import Agent
+from ..llm.web_search import SEARCH_FLAG, SEARCH_OPTIONS, supports_web_search
 from ..model import Message, SessionInfo
 from ..model_choice import ModelChoice, resolve, with_key
 from ..scrub import Scrubber, secret_params
@@ -125,6 +126,8 @@ def request_params(host: Host, choice: ModelChoice) -> dict[str, Any]:
     base: dict[str, Any] = {} if host.stream_timeout is None else {"stream_timeout": host.stream_timeout}
     if host.max_tokens is not None:
         base["max_tokens"] = host.max_tokens
+    if SEARCH_FLAG in host.flags and supports_web_search(choice.model):
+        base["web_search_options"] = dict(SEARCH_OPTIONS)  # the provider searches itself
     return with_key(choice.model, {**base, **host.litellm_kwargs, **choice.params})
 
 

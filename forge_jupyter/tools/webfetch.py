@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ..errors import ToolError
+from ..llm.web_search import SEARCH_FLAG
 from .base import Tool, ToolContext, ToolResult
 from .html_text import html_to_text
 from .permission import Permissions
@@ -31,7 +32,6 @@ from .truncate import format_bytes
 from .web_address import IPAddress, Url, blocked_reason, normalize_url, resolve
 from .web_http import Response, get
 
-SEARCH_FLAG = "search"  # webfetch and the provider's own web search are offered under it
 MAX_BYTES = 5 * 1024 * 1024  # body bytes read at most; the truncation then cuts what the model sees
 MAX_REDIRECTS = 5
 CONNECT_TIMEOUT = 10.0
@@ -78,9 +78,9 @@ def names_origin(pattern: str, url: Url) -> bool:
 
 
 def private_allowed(url: Url, permissions: Permissions | None, *, approved: bool) -> bool:
-    """A non-public address is reached only under a rule that names ``url``'s origin
-    literally (in any layer) and is that layer's verdict: ``allow``, or ``ask`` when the person
-    approved this very URL (``approved``: the call's own URL, not a redirect's)."""
+    """A non-public address is reached only when some rule that matches ``url`` names its
+    origin literally and opens it — ``allow``, or ``ask`` when the person approved this very
+    URL (``approved``: the call's own URL, not a redirect's) — and the layered verdict agrees."""
     if permissions is None:
         return False
     subject = str(url)
@@ -88,14 +88,9 @@ def private_allowed(url: Url, permissions: Permissions | None, *, approved: bool
     if verdict == "deny" or (verdict == "ask" and not approved):
         return False
     opening = ("allow", "ask") if approved else ("allow",)
-    for _layer, rules in permissions.layers:
-        found = None
-        for rule in rules:
-            if rule.matches("webfetch", subject):
-                found = rule
-        if found is not None and found.action in opening and names_origin(found.pattern, url):
-            return True
-    return False
+    return any(rule.action in opening and rule.matches("webfetch", subject)
+               and names_origin(rule.pattern, url)
+               for _layer, rules in permissions.layers for rule in rules)
 
 
 def check_addresses(url: Url, addresses: list[IPAddress], permissions: Permissions | None,
