@@ -71,7 +71,11 @@ def normalize_url(raw: object) -> Url:
     if any(ord(c) < 0x21 or ord(c) == 0x7F for c in text):
         raise ToolError(f"The url {text[:200]!r} holds spaces or control characters; "
                         "percent-encode them (%20).")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        host_part = parts.hostname
+    except ValueError as exc:  # "Invalid IPv6 URL", …
+        raise ToolError(f"The url {text[:200]!r} cannot be read: {exc}.") from None
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:
         shown = f"{scheme}:" if scheme else "no scheme"
@@ -82,7 +86,6 @@ def normalize_url(raw: object) -> Url:
         raise ToolError(f"The url {text[:200]!r} carries a user name or password (or a "
                         "backslash) before its host; webfetch does not send credentials. "
                         "Give the URL without them.")
-    host_part = parts.hostname
     if not host_part:
         raise ToolError(f"The url {text[:200]!r} has no host.")
     try:
@@ -101,6 +104,8 @@ def normalize_host(host: str, *, bracketed: bool = False) -> tuple[str, IPAddres
     """The host's one spelling, and its address when it is an IP address."""
     if bracketed:  # only an IPv6 literal goes in brackets; a zone (%eth0) is refused
         try:
+            if "%" in host:
+                raise ValueError("a zone index")
             v6 = ipaddress.IPv6Address(host)
         except ValueError:
             raise ToolError(f"[{host}] is not an IPv6 address.") from None

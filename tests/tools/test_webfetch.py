@@ -8,7 +8,7 @@ import ipaddress
 import tracemalloc
 
 import pytest
-from web_server import BIG, WebServer
+from web_server import BIG, WebServer, self_signed
 
 from forge_jupyter.session.approval import Answer
 from forge_jupyter.testing import Turn, tool_call
@@ -83,6 +83,8 @@ REFUSED_SPELLINGS = [
     "http://[fd00::1]/", "http://[fe80::1]/", "http://224.0.0.1/", "http://[ff02::1]/",
     "file:///etc/passwd", "ftp://127.0.0.1:{p}/", "gopher://127.0.0.1:{p}/_GET", "data:text/plain,hi",
     "javascript:alert(1)", "//127.0.0.1:{p}/json", "127.0.0.1:{p}/json",
+    "http://[::1:{p}/json", "http://[fe80::1%25lo]:{p}/json", "http://[v1.x]:{p}/json",
+    "http://127.0.0.1:99999/json", "http://:{p}/json", "http://%31%32%37.0.0.1:{p}/json",
 ]
 
 
@@ -181,6 +183,21 @@ def test_binary_answers_are_refused_and_compressed_ones_bounded(make_forge, serv
     assert gz.state == "completed" and "compressed words" in gz.output
     assert bomb.state == "completed" and bomb.metadata["cut"] is True
     assert bomb.metadata["bytes"] == 5 * 1024 * 1024
+
+
+def test_https_verifies_the_certificate_for_the_urls_host(make_forge, server, tmp_path,
+                                                           monkeypatch):
+    cert, key = self_signed(tmp_path)
+    with WebServer(tls=(cert, key)) as tls:
+        rule = f"webfetch:{tls.origin}/*=allow"
+        _, (untrusted,), _ = fetch(make_forge, server, [f"{tls.origin}/page"], [rule])
+        assert untrusted.state == "error" and "certificate" in untrusted.error
+        assert tls.seen == []  # no request left before the handshake failed
+        monkeypatch.setenv("SSL_CERT_FILE", cert)  # now the machine trusts it
+        _, (trusted,), _ = fetch(make_forge, server, [f"{tls.origin}/page"], [rule], name="s2")
+        assert trusted.state == "completed", trusted.error
+        assert "# Hello from loopback" in trusted.output
+        assert tls.seen == [("/page", f"127.0.0.1:{tls.port}")]
 
 
 # ------------------------------------------------------------------ redirects

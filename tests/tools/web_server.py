@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import gzip
+import ssl
+import subprocess
 import threading
 import time
 import zlib
@@ -106,8 +108,14 @@ class _Handler(BaseHTTPRequestHandler):
 class WebServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, secret: str = "") -> None:
+    def __init__(self, secret: str = "", tls: tuple[str, str] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
+        self.scheme = "http"
+        if tls is not None:  # (certificate file, key file): an https server
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
+            self.scheme = "https"
         self.seen: list[tuple[str, str]] = []  # (path, Host header) of every request
         self.big_sent = 0
         self.secret = secret
@@ -119,7 +127,7 @@ class WebServer(ThreadingHTTPServer):
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def __enter__(self) -> WebServer:
         self._thread.start()
@@ -128,3 +136,14 @@ class WebServer(ThreadingHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+
+def self_signed(folder) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 and localhost, and its key (openssl, EC: fast)."""
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True)
+    return cert, key
