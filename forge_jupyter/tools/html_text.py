@@ -18,6 +18,7 @@ _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "math", "if
 _BLOCK = frozenset({"p", "div", "section", "article", "main", "header", "footer", "nav",
                     "aside", "figure", "figcaption", "table", "tr", "ul", "ol", "dl", "dt", "dd",
                     "details", "summary", "address", "hr", "body", "html"})
+_INLINE = {"strong": "**", "b": "**", "em": "*", "i": "*", "code": "`"}
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "wbr",
                    "source", "track", "param"})
@@ -51,6 +52,11 @@ class _Converter(HTMLParser):
         want = 2 if blank else 1
         if have < want:
             self.out.append("\n" * (want - have))
+
+    def _inline(self, tag: str) -> None:
+        """Emphasis and inline code, the same mark on both sides (none in plain text or <pre>)."""
+        if self.md and not (tag == "code" and self.pre):
+            self._text(_INLINE[tag])
 
     def _prefix(self) -> str:
         return "> " * self.quote if self.md else ""
@@ -92,12 +98,8 @@ class _Converter(HTMLParser):
             self._break()
             if self.md:
                 self._text("```\n")
-        elif tag == "code" and not self.pre and self.md:
-            self._text("`")
-        elif tag in ("strong", "b") and self.md:
-            self._text("**")
-        elif tag in ("em", "i") and self.md:
-            self._text("*")
+        elif tag in _INLINE:
+            self._inline(tag)
         elif tag == "blockquote":
             self.quote += 1
             self._break()
@@ -144,12 +146,8 @@ class _Converter(HTMLParser):
             if self.md:
                 self._text("\n```")
             self._break()
-        elif tag == "code" and not self.pre and self.md:
-            self._text("`")
-        elif tag in ("strong", "b") and self.md:
-            self._text("**")
-        elif tag in ("em", "i") and self.md:
-            self._text("*")
+        elif tag in _INLINE:
+            self._inline(tag)
         elif tag == "blockquote":
             self.quote = max(self.quote - 1, 0)
             self._break()

@@ -66,6 +66,15 @@ def test_page_from_a_loopback_server_a_rule_names_arrives_as_markdown(make_forge
     assert [m["content"] for m in sent] == [page.output, data.output]  # what the model read
 
 
+def test_text_and_html_formats(make_forge, server, web):
+    _, (text, html), _ = fetch(make_forge, server, [
+        {"url": f"{web.origin}/page", "format": "text"},
+        {"url": f"{web.origin}/page", "format": "html"}], [allow(web)])
+    assert "Hello from loopback" in text.output and "# Hello" not in text.output
+    assert "**" not in text.output and "A bold claim and a link." in text.output
+    assert "<h1>Hello from loopback</h1>" in html.output  # raw, as the server sent it
+
+
 # ------------------------------------------------------------------ refused addresses
 
 REFUSED_SPELLINGS = [
