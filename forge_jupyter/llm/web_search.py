@@ -76,8 +76,10 @@ def _plain(value: Any) -> dict[str, Any]:
 def result_text(block: dict[str, Any]) -> tuple[str, str | None]:
     """(what the person and the model read of a search result, an error or None)."""
     content = block.get("content")
-    if isinstance(content, dict):  # web_search_tool_result_error
+    if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
         return "", f"The provider's web search failed: {content.get('error_code') or content}."
+    if isinstance(content, dict):  # one fetched page (web_fetch_tool_result)
+        content = [content]
     lines = []
     for i, item in enumerate(content or (), start=1):
         if isinstance(item, dict):

@@ -24,7 +24,8 @@ def _sse(events: list[tuple[str | None, dict]]) -> bytes:
     return "".join(out).encode()
 
 
-def anthropic_search(model: str = "claude-sonnet-4-5-20250929") -> bytes:
+def anthropic_search(model: str = "claude-sonnet-4-5-20250929", error: str | None = None) -> bytes:
+    """The stream of one search; with ``error`` its result is a web_search_tool_result_error."""
     srv = "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE"
     citation = {"type": "web_search_result_location", "cited_text": CITED, "url": RESULT_URL,
                 "title": RESULT_TITLE, "encrypted_index": "EpcBCioIAhgBIiQyNjU4"}
@@ -44,7 +45,8 @@ def anthropic_search(model: str = "claude-sonnet-4-5-20250929") -> bytes:
             "type": "input_json_delta", "partial_json": json.dumps({"query": QUERY})}}),
         ("content_block_stop", {"type": "content_block_stop", "index": 1}),
         ("content_block_start", {"type": "content_block_start", "index": 2, "content_block": {
-            "type": "web_search_tool_result", "tool_use_id": srv, "content": [
+            "type": "web_search_tool_result", "tool_use_id": srv, "content": {
+                "type": "web_search_tool_result_error", "error_code": error} if error else [
                 {"type": "web_search_result", "title": RESULT_TITLE, "url": RESULT_URL,
                  "encrypted_content": "EqgfCioIARgBIiQ3YTAw", "page_age": "October 7, 2024"},
                 {"type": "web_search_result", "title": "What's New In Python 3.13",

@@ -105,3 +105,15 @@ def test_flags_come_from_config_and_the_environment(monkeypatch):
     assert ForgeConfig().forge_kwargs()["flags"] == ["search", "other"]
     monkeypatch.delenv("FORGE_FLAGS")
     assert ForgeConfig().forge_kwargs()["flags"] == []
+
+
+def test_a_failed_provider_search_is_a_failed_server_tool_part(make_forge, server, tmp_path):
+    wire = anthropic_search(error="max_uses_exceeded")
+    server.add(Turn.replay(write(tmp_path / "search.sse", wire)))
+    forge = make_forge(builtin_tools=True, protocol="anthropic", db="duckdb",
+                       model="anthropic/claude-sonnet-4-5-20250929", flags=["search"])
+    assert forge.session("s").prompt("search").status == "completed"
+    (search,) = forge.session("s").messages()[1].tool_parts
+    assert search.state == "error" and "max_uses_exceeded" in search.error
+    assert search.metadata["server"] is True
+    assert search.metadata["result"]["content"]["error_code"] == "max_uses_exceeded"
