@@ -219,6 +219,6 @@ class NotebookForge:
         return fresh, verdict
 
     def set_aside_notice(self, verdict: Any, fresh: Any) -> str:
-        from ..session.poisoned import notice, session_max_age
+        from ..session.poisoned import notice
 
-        return notice(verdict, fresh.id, session_max_age(self.config.session_max_age))
+        return notice(verdict, fresh.id, self.config.session_max_age)

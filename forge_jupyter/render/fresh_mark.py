@@ -14,7 +14,8 @@ def idle_words(seconds: float) -> str:
         if seconds >= size:
             n = int(seconds // size)
             return f"{n} {unit}{'s' if n != 1 else ''}"
-    return f"{int(seconds)} seconds"
+    n = int(seconds)
+    return f"{n} second{'s' if n != 1 else ''}"
 
 
 def fresh_line(messages: Sequence[Message]) -> str | None:

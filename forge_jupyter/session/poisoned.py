@@ -32,8 +32,9 @@ from typing import Any
 
 from ..model import Message, ToolPart
 from ..render.fresh_mark import idle_words
-from ..retention import describe, parse_max_age
+from ..retention import parse_max_age
 from ..store.base import Store, encode_cursor
+from .replay_match import point_of
 from .view import is_summary
 
 FAILED_IN_A_ROW = 3  # the model's latest tool calls that all failed: a poisoned context
@@ -76,6 +77,9 @@ class Poisoned:
     name: str | None
     idle: float  # seconds since its newest message
     failed: list[ToolPart] = field(default_factory=list)
+    # where its history stood (replay_match.point_of): a replay of the fresh session's first
+    # turn starts afresh again only after this same history (notebook/replay_cell.py)
+    point: str | None = None
 
     @property
     def label(self) -> str:
@@ -84,7 +88,8 @@ class Poisoned:
     def mark(self) -> dict[str, Any]:
         """What the first turn of the new session keeps of it (its origin's ``fresh_start``)."""
         return {"from": self.session_id, "name": self.name, "idle_seconds": round(self.idle),
-                "failed_calls": len(self.failed), "tools": [p.tool for p in self.failed]}
+                "failed_calls": len(self.failed), "tools": [p.tool for p in self.failed],
+                "point": self.point}
 
 
 def _failures(newest_first: list[Message], found: list[ToolPart]) -> bool | None:
@@ -140,17 +145,19 @@ def poisoned(store: Store, session_id: str, max_age: timedelta | None, *,
                 break
             read += len(page)
             end = start
-    if not verdict:
-        return None
-    return Poisoned(session_id, info.name, now - since, found)
+        if not verdict:
+            return None
+        point = point_of(store, session_id)
+    return Poisoned(session_id, info.name, now - since, found, point)
 
 
-def notice(old: Poisoned, new_session_id: str, max_age: timedelta) -> str:
-    """What the person reads when the notebook moves on to a fresh session."""
+def notice(old: Poisoned, new_session_id: str, setting: Any) -> str:
+    """What the person reads when the notebook moves on to a fresh session (``setting``:
+    ``Forge.session_max_age`` as the person set it)."""
     tools = ", ".join(dict.fromkeys(p.tool for p in old.failed))
     return (f"Started a fresh session {new_session_id}: this notebook's session {old.label} had "
             f"been idle for {idle_words(old.idle)} and its last {len(old.failed)} tool calls "
             f"failed ({tools}) — a model that has seen that may stop trying its tools. The old "
             f"session is kept and readable: forge.history({old.session_id!r}), or "
             f"%forge use {old.session_id} to go on in it. Forge.session_max_age "
-            f"({describe(max_age)}) sets when this happens; 0 turns it off.")
+            f"(now {setting!r}) sets when this happens; 0 turns it off.")

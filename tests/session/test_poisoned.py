@@ -182,3 +182,31 @@ def test_session_max_age_spellings(spelled, seconds):
 def test_session_max_age_refuses_what_it_cannot_read(spelled):
     with pytest.raises(ValueError, match="like '30m'"):
         session_max_age(spelled)
+
+
+@pytest.mark.parametrize("name", ["prices", "<img src=x onerror=alert(1)>", "a & b <b>c</b>"])
+def test_the_first_turn_of_the_fresh_session_says_so_on_its_record(make_forge, server, name):
+    from forge_jupyter import render
+    from forge_jupyter.session.view import load_turn
+
+    forge = make_forge("duckdb")
+    price_tool(forge)
+    old = forge.session(name)
+    server.add(*calls("A", "B", "C"))
+    old.prompt("Prices?")
+    verdict = poisoned(forge.store, old.id, HALF_HOUR, now=later(2 * 3600 + 5))
+    assert verdict is not None
+    new = forge.session(None, new=True)
+    server.add(Turn.text("Starting over."), Turn.text("Still here."))
+    new.prompt("Prices, please.", origin={"notebook": "n.ipynb", "fresh_start": verdict.mark()})
+    forge.flush()
+    turn = load_turn(forge.store, new.id)
+    line = (f"↺ New session — {name} ({old.id}) was set aside (idle for 2 hours, its last 3 "
+            f"tool calls failed); it is still readable: %forge use {old.id}")
+    assert line in render.turn_work_text(turn)
+    html = render.turn_work_html(turn)
+    assert "was set aside (idle for 2 hours" in html
+    assert "<img" not in html and "<b>c" not in html  # a session name is text, never markup
+    new.prompt("And now?")  # the next turn of the fresh session: no such line
+    forge.flush()
+    assert "New session" not in render.turn_work_text(load_turn(forge.store, new.id))
