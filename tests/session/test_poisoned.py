@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,15 @@ def calls(*tickers: str, then: str = "The price service keeps failing; I give up
     return [Turn([tool_call("fetch_price", {"ticker": t})]) for t in tickers] + [Turn.text(then)]
 
 
+def failed_session(forge: Forge, server, name: str | None = None) -> Any:
+    """A session whose one turn's three tool calls all failed."""
+    price_tool(forge)
+    s = forge.session(name)
+    server.add(*calls("ACME", "INIT", "GLOBX"))
+    s.prompt("Prices?")
+    return s
+
+
 def later(seconds: float = LATER) -> float:
     return time.time() + seconds
 
@@ -60,12 +70,21 @@ def test_repeated_failures_then_idle_is_poisoned(make_forge, server, db):
     assert verdict.mark()["failed_calls"] == 3 and verdict.mark()["from"] == s.id
 
 
+def test_the_verdict_on_postgresql(make_forge, server, pg_database):
+    from forge_jupyter.store.postgres_schema import migrate
+
+    app = pg_database.create_app_role()
+    migrate(pg_database.owner_dsn, (app.name,))
+    forge = make_forge(app.dsn)
+    s = failed_session(forge, server, "prices")
+    verdict = poisoned(forge.store, s.id, HALF_HOUR, now=later())
+    assert verdict is not None and len(verdict.failed) == 3
+    assert poisoned(forge.store, s.id, HALF_HOUR) is None
+
+
 def test_poisoned_but_recent_is_kept(make_forge, server):
     forge = make_forge("duckdb")
-    price_tool(forge)
-    s = forge.session()
-    server.add(*calls("ACME", "INIT", "GLOBX"))
-    s.prompt("Prices?")
+    s = failed_session(forge, server)
     assert poisoned(forge.store, s.id, HALF_HOUR) is None  # now: a moment after the turn
     assert poisoned(forge.store, s.id, HALF_HOUR, now=later(29 * 60)) is None
     assert poisoned(forge.store, s.id, None, now=later(86_400)) is None  # 0: off
@@ -84,10 +103,7 @@ def test_healthy_idle_session_is_kept(make_forge, server):
 
 def test_a_success_after_the_failures_clears_them(make_forge, server):
     forge = make_forge("duckdb")
-    price_tool(forge)
-    s = forge.session()
-    server.add(*calls("A", "B", "C"))
-    s.prompt("Prices?")
+    s = failed_session(forge, server)
     assert poisoned(forge.store, s.id, HALF_HOUR, now=later()) is not None
 
     @forge.tool
@@ -133,10 +149,7 @@ def test_calls_the_person_refused_are_not_failures(make_forge, server):
 def test_idle_is_read_from_the_store_by_another_forge(make_forge, server, tmp_path):
     """A kernel restart: a new process, the same file, the same verdict."""
     forge = make_forge("duckdb")
-    price_tool(forge)
-    s = forge.session("before-restart")
-    server.add(*calls("A", "B", "C"))
-    s.prompt("Prices?")
+    s = failed_session(forge, server, "before-restart")
     forge.close()
     with Forge(db=str(tmp_path / "forge.duckdb"), builtin_tools=False) as reopened:
         verdict = poisoned(reopened.store, s.id, HALF_HOUR, now=later())
@@ -146,10 +159,7 @@ def test_idle_is_read_from_the_store_by_another_forge(make_forge, server, tmp_pa
 def test_a_turn_still_open_is_never_idle(make_forge, server):
     """An old running message (a turn waiting, or a runner that died): not set aside here."""
     forge = make_forge("duckdb")
-    price_tool(forge)
-    s = forge.session()
-    server.add(*calls("A", "B", "C"))
-    s.prompt("Prices?")
+    s = failed_session(forge, server)
     old = time.time() - 3600
     waiting = Message(session_id=s.id, role="user", status="completed", created_at=old,
                       completed_at=old)
@@ -190,10 +200,7 @@ def test_the_first_turn_of_the_fresh_session_says_so_on_its_record(make_forge, s
     from forge_jupyter.session.view import load_turn
 
     forge = make_forge("duckdb")
-    price_tool(forge)
-    old = forge.session(name)
-    server.add(*calls("A", "B", "C"))
-    old.prompt("Prices?")
+    old = failed_session(forge, server, name)
     verdict = poisoned(forge.store, old.id, HALF_HOUR, now=later(2 * 3600 + 5))
     assert verdict is not None
     new = forge.session(None, new=True)
