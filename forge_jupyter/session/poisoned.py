@@ -5,9 +5,9 @@ A model whose context holds a run of failed tool calls may stop trying tools alt
 session is set aside — never deleted — when both hold, read from the store alone (so the same
 after a kernel restart, on every backend):
 
-- **idle**: its newest message finished (or, unfinished, began) longer than ``max_age`` ago.
-  A session created or forked later than that counts from its creation. A session whose
-  newest message is still open (a turn running, or waiting for an approval) is never idle.
+- **idle**: its newest message finished longer than ``max_age`` ago (and the session was
+  created or forked before that). A session whose newest message is still open (a turn
+  running, waiting for an approval, or left by a dead kernel for recovery) is never idle.
 - **repeated tool failures**: its most recent ``FAILED_IN_A_ROW`` (3) tool calls all failed.
   The model's tool calls are read from the newest back, across turns, and a call that
   *completed* ends the count: failures behind a success no longer poison anything. Calls
@@ -43,6 +43,7 @@ _PAGE = 12
 _CUT_SHORT = ("aborted:", "interrupted:")  # the error a stop or a dead runner leaves
 _ZERO = re.compile(r"^0+(\.0*)?\s*(s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?)?$")
 _NUMBER = re.compile(r"^\d+(\.\d*)?$")  # a bare number: seconds
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def session_max_age(value: Any) -> timedelta | None:
@@ -154,7 +155,9 @@ def poisoned(store: Store, session_id: str, max_age: timedelta | None, *,
 def notice(old: Poisoned, new_session_id: str, setting: Any) -> str:
     """What the person reads when the notebook moves on to a fresh session (``setting``:
     ``Forge.session_max_age`` as the person set it)."""
-    tools = ", ".join(dict.fromkeys(p.tool for p in old.failed))
+    # a failed call's name is the model's (an unknown tool's too): shown only when it is one
+    tools = ", ".join(dict.fromkeys(p.tool if _TOOL_NAME.fullmatch(p.tool) else "a misnamed tool"
+                                    for p in old.failed))
     return (f"Started a fresh session {new_session_id}: this notebook's session {old.label} had "
             f"been idle for {idle_words(old.idle)} and its last {len(old.failed)} tool calls "
             f"failed ({tools}) — a model that has seen that may stop trying its tools. The old "

@@ -153,11 +153,11 @@ def test_a_session_the_person_chose_is_kept(kernel, server):
 
 
 def test_a_setting_it_cannot_read_is_refused_with_the_spellings(kernel):
+    fresh(kernel)  # %config Forge.session_max_age = '1s'
     r = kernel.run("%config Forge.session_max_age = 'soon'")
-    assert r.status == "error" or "like '30m'" in r.stderr
     assert "like '30m', '1h' or '2d'" in r.stderr + r.stdout + json.dumps(r.error)
-    shown_config = kernel.run("_c = %forge config\nprint(_c.loc['session_max_age'].tolist())")
-    assert "env FORGE_SESSION_MAX_AGE" in shown_config.stdout or "config" in shown_config.stdout
+    shown = kernel.run("_c = %forge config\nprint(_c.loc['session_max_age'].tolist())")
+    assert shown.stdout.strip().startswith("['1s', ")  # the refused value changed nothing
 
 
 def test_after_a_kernel_restart_idle_is_read_from_the_store(kernel, server, root):

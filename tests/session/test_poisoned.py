@@ -217,3 +217,19 @@ def test_the_first_turn_of_the_fresh_session_says_so_on_its_record(make_forge, s
     new.prompt("And now?")  # the next turn of the fresh session: no such line
     forge.flush()
     assert "New session" not in render.turn_work_text(load_turn(forge.store, new.id))
+
+
+@pytest.mark.parametrize("tool", ["<img src=x onerror=alert(1)>", "evil\x1b[2J\nname",
+                                  "a" * 200, "price tool"])
+def test_the_notice_never_repeats_a_tool_name_the_model_made_up(make_forge, server, tool):
+    from forge_jupyter.session.poisoned import notice
+
+    forge = make_forge("duckdb")
+    s = forge.session()
+    server.add(*[Turn([tool_call(tool, {"n": i})]) for i in range(3)], Turn.text("Gave up."))
+    s.prompt("Prices?")
+    verdict = poisoned(forge.store, s.id, HALF_HOUR, now=later())
+    assert verdict is not None and len(verdict.failed) == 3  # unknown tools: failures
+    said = notice(verdict, "ses_new", "30m")
+    assert tool not in said and "(a misnamed tool)" in said
+    assert "\x1b" not in said and "<img" not in said
