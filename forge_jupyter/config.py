@@ -15,7 +15,19 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode, observe
+from traitlets import (
+    Bool,
+    CaselessStrEnum,
+    Dict,
+    Float,
+    Int,
+    List,
+    TraitError,
+    Unicode,
+    Union,
+    observe,
+    validate,
+)
 from traitlets.config import Configurable
 
 ENV = {
@@ -37,6 +49,7 @@ ENV = {
     "widget": "FORGE_WIDGET",
     "builtin_tools": "FORGE_BUILTIN_TOOLS",
     "max_age": "FORGE_MAX_AGE",
+    "session_max_age": "FORGE_SESSION_MAX_AGE",
     "mcp_servers": "FORGE_MCP_SERVERS",
     "memory_long_term": "FORGE_MEMORY_LONG_TERM",
     "memory_dir": "FORGE_MEMORY_DIR",
@@ -81,6 +94,10 @@ class Forge(Configurable):
     builtin_tools = Bool(True, help="Offer the builtin notebook tools (python, variables, sql, files…).").tag(config=True)
     max_age = Unicode("", help='Delete sessions idle longer than this ("30d", "12h") when the store '
                       "opens; empty (the default) keeps everything.").tag(config=True)
+    session_max_age = Union([Unicode(), Float()], default_value="30m", help=(
+        'A notebook\'s current session idle longer than this ("30m", "1h"; a number: seconds) '
+        "whose last tool calls all failed is set aside: the next %%forge starts a fresh one and "
+        "says so (session/poisoned.py). 0 turns it off.")).tag(config=True)
     memory_long_term = Bool(True, help="Long-term memory: the memory_search/memory_get tools, "
                             "and compaction's daily logs in Forge.memory_dir.").tag(config=True)
     memory_dir = Unicode("", help="Long-term memory folder (MEMORY.md, daily logs); empty: "
@@ -142,6 +159,16 @@ class Forge(Configurable):
         elif isinstance(trait, Float):
             value = float(raw)
         self.set_trait(name, value)
+
+    @validate("session_max_age")
+    def _valid_session_max_age(self, proposal: Any) -> Any:
+        from .session.poisoned import session_max_age
+
+        try:
+            session_max_age(proposal["value"])
+        except ValueError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
 
     @observe(*ENV)
     def _changed(self, change: Any) -> None:

@@ -22,7 +22,7 @@ from .errors import InvalidOption, NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
 from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path
 from .model import Event, SessionInfo
-from .model_choice import MAX_TOKENS_HINT
+from .model_choice import MAX_TOKENS_HINT, ServedModels
 from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.retry import RetryPolicy
@@ -130,6 +130,7 @@ class Forge(HistoryAsData):
         self.char_budget = char_budget
         self.retry = retry or RetryPolicy()
         self.litellm_kwargs = litellm_kwargs
+        self.served_models = ServedModels()  # api_base with no model: listed once, not per prompt
         for name, value in secret_params(litellm_kwargs):  # exports and saved outputs hide it too
             remember(name, value)
         # The notebook's own variables when running in a kernel; a private namespace otherwise.

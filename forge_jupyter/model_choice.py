@@ -92,13 +92,36 @@ def served_model(api_base: str, timeout: float = 2.0) -> str | None:
     return f"openai/{first}" if isinstance(first, str) and _SERVED_ID.fullmatch(first) else None
 
 
+class ServedModels:
+    """The model each server at an ``api_base`` lists, asked once for a Forge's life rather
+    than at every prompt (a GET that may take its timeout). A server that did not answer, or
+    listed nothing usable, is not remembered: the next prompt asks it again."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, api_base: str) -> str | None:
+        key = api_base.rstrip("/")
+        with self._lock:
+            known = self._found.get(key)
+        if known is not None:
+            return known
+        found = served_model(api_base)
+        if found is not None:
+            with self._lock:
+                self._found[key] = found
+        return found
+
+
 def resolve(*candidates: tuple[str | None, str], probe_ollama: bool = True,
-            api_base: str | None = None) -> ModelChoice:
+            api_base: str | None = None, served: ServedModels | None = None) -> ModelChoice:
     """The first model named by ``candidates`` ((model, source) pairs), else the fallbacks.
 
     With ``api_base`` set (a server of the person's own) and no model named, the model is the
     one that server lists — never a provider default or the demo model, which would send the
-    prompt somewhere else than the person configured."""
+    prompt somewhere else than the person configured. ``served``: the Forge's memory of
+    what each server listed (without it, the server is asked every time)."""
     for model, source in candidates:
         if model:
             if model == DEMO_MODEL:
@@ -106,7 +129,7 @@ def resolve(*candidates: tuple[str | None, str], probe_ollama: bool = True,
             return ModelChoice(model, source=source)
     else:
         if api_base:
-            found = served_model(api_base)
+            found = served.get(api_base) if served is not None else served_model(api_base)
             if found is None:
                 from .errors import InvalidOption
 

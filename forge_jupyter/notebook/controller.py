@@ -35,6 +35,8 @@ class NotebookForge:
         # sessions this kernel has run a %%forge cell in (or chose): a cell there runs after
         # the session's last turn; elsewhere at the start of a history (replay_cell.py)
         self.replay_entered: set[str] = set()
+        # sessions the person chose here (%forge use / fork, %%forge -s): never set aside
+        self.chosen: set[str] = set()
 
     # -- the facade ------------------------------------------------------------------------
 
@@ -188,8 +190,9 @@ class NotebookForge:
                 return Session(forge, latest)
         return self.new()
 
-    def new(self, name: str | None = None) -> Any:
-        session = self.forge.session(name, new=True, metadata={"notebook": self.notebook_path})
+    def new(self, name: str | None = None, **metadata: Any) -> Any:
+        session = self.forge.session(name, new=True,
+                                     metadata={"notebook": self.notebook_path, **metadata})
         self.current_session_id = session.id
         self.replay_entered.add(session.id)
         return session
@@ -197,3 +200,29 @@ class NotebookForge:
     def use(self, session: Any) -> None:
         self.current_session_id = session.id
         self.replay_entered.add(session.id)
+        self.chosen.add(session.id)
+
+    def set_aside_if_poisoned(self, session: Any) -> tuple[Any, Any]:
+        """(the session a live ``%%forge`` runs in, the ``Poisoned`` verdict or None): the
+        current one, or a fresh current one when it sat idle after repeated tool failures
+        (session/poisoned.py). A session the person chose, or one running here, is kept."""
+        from ..model import Event
+        from ..session.poisoned import poisoned, session_max_age
+
+        max_age = session_max_age(self.config.session_max_age)
+        if max_age is None or session.id in self.chosen or session.id in self.background:
+            return session, None
+        forge = self.forge
+        forge.flush()  # rows still buffered belong to the verdict
+        verdict = poisoned(forge.store, session.id, max_age)
+        if verdict is None:
+            return session, None
+        fresh = self.new(set_aside=session.id)
+        forge.projection.put_event(Event(session_id=session.id, type="session.set_aside",
+                                         data={**verdict.mark(), "by": fresh.id}))
+        return fresh, verdict
+
+    def set_aside_notice(self, verdict: Any, fresh: Any) -> str:
+        from ..session.poisoned import notice
+
+        return notice(verdict, fresh.id, self.config.session_max_age)

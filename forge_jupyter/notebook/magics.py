@@ -153,10 +153,14 @@ class ForgeMagics(Magics):
                 session, forge = self._session(opts)
                 origin = c.origin()
                 plan = await replay_cell.replay_plan(c, opts, session, text, origin)
+                set_aside = None
                 if plan is not None:  # it may start a new session (replay_cell.py)
                     session = plan.session
-                elif warmup is not None:
-                    await warmup.wait()
+                else:
+                    if not (opts.new or opts.session):  # a live turn leaves a poisoned session
+                        session, set_aside = await asyncio.to_thread(c.set_aside_if_poisoned, session)
+                    if warmup is not None:
+                        await warmup.wait()
             except BaseException:
                 view.finish([])
                 raise
@@ -165,6 +169,9 @@ class ForgeMagics(Magics):
                 print("Stopped before the run began.")
                 return None
             view.follow(forge, session)
+            if set_aside is not None:  # said live, kept on the turn's record (render/fresh_mark.py)
+                forge.announce(session.id, c.set_aside_notice(set_aside, session))
+                origin["fresh_start"] = set_aside.mark()
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,

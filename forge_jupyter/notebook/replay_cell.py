@@ -31,6 +31,9 @@ class ReplayPlan:
     session: Any  # where the replayed turn is written
     on_divergence: OnDivergence
     strict: bool  # a difference fails the cell
+    # the recording began a fresh session the notebook moved on to (session/poisoned.py):
+    # what its origin says of the session set aside, kept on the replayed turn
+    fresh_start: dict[str, Any] | None = None
 
 
 def cell_mode(config_value: str, opts: argparse.Namespace) -> str:
@@ -60,8 +63,19 @@ def _plan(controller: Any, session: Any, text: str, agent: str, origin: dict[str
     store = controller.forge.store
     entered = session.id in controller.replay_entered
     point = point_of(store, session.id) if entered else None
-    search = find_recording(store, notebook=origin.get("notebook"), cell_id=origin.get("cell_id"),
-                            text=text, agent=agent, point=point, texts=_scrubbed(text))
+    def search_at(point: str | None) -> Any:
+        return find_recording(store, notebook=origin.get("notebook"), cell_id=origin.get("cell_id"),
+                              text=text, agent=agent, point=point, texts=_scrubbed(text))
+
+    search = search_at(point)
+    fresh_start = None
+    if search.recording is None and point is not None:
+        # Recorded where the notebook had set a poisoned session aside: at the start of a
+        # fresh history — so its replay starts one too, as the recorded run did.
+        again = search_at(None)
+        mark = (again.recording.user.origin or {}).get("fresh_start") if again.recording else None
+        if isinstance(mark, dict) and mark.get("point") == point:  # the same history before
+            search, fresh_start = again, mark
     if search.recording is None:
         if mode in ("strict", "require"):
             flag = "%%forge --replay" if mode == "require" else 'Forge.replay = "strict"'
@@ -72,10 +86,10 @@ def _plan(controller: Any, session: Any, text: str, agent: str, origin: dict[str
                 "(forge.import_notebook_turns).")
         return None
     target = session
-    if not entered and store.timeline_length(session.id) > 0:
+    if fresh_start is not None or (not entered and store.timeline_length(session.id) > 0):
         target = controller.new()  # the recording starts a history: so does its replay
     strict = controller.config.replay.lower() == "strict"
-    return ReplayPlan(search.recording, target, "stop" if strict else "live", strict)
+    return ReplayPlan(search.recording, target, "stop" if strict else "live", strict, fresh_start)
 
 
 async def replay_plan(controller: Any, opts: argparse.Namespace, session: Any, text: str,
@@ -91,6 +105,8 @@ async def replay_plan(controller: Any, opts: argparse.Namespace, session: Any, t
 
 async def replay(plan: ReplayPlan, text: str, *, origin: dict[str, Any],
                  agent: str | None) -> ReplayOutcome:
+    if plan.fresh_start is not None:  # the next Run All finds this copy a fresh start too
+        origin = {**origin, "fresh_start": plan.fresh_start}
     return await replay_async(plan.session, plan.recording, text, agent=agent, origin=origin,
                               on_divergence=plan.on_divergence)
 

@@ -32,6 +32,7 @@ from ..model import (
     ToolPart,
     duration,
 )
+from .fresh_mark import fresh_line
 from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
 from .numbers import seconds, usage
 from .replay_mark import message_replay_line, replay_line
@@ -305,7 +306,7 @@ def turn_work_html(messages: Sequence[Message],
     if not messages:
         return ""
     blocks = [footer(_summary_line(messages))]
-    if mark := replay_line(messages):
+    for mark in filter(None, (fresh_line(messages), replay_line(messages))):
         blocks.append(paragraph(f"<strong>{text(mark)}</strong>"))
     for m, p in _turn_parts(messages):
         if html := _part_html(m, p):
@@ -364,8 +365,7 @@ def turn_work_text(messages: Sequence[Message], *, with_answer: bool = False) ->
     if not messages:
         return ""
     lines = [_summary_line(messages)]
-    if mark := replay_line(messages):
-        lines.append(mark)
+    lines += filter(None, (fresh_line(messages), replay_line(messages)))
     for m, p in _turn_parts(messages):
         if t := _part_text(m, p):
             lines.append(t)

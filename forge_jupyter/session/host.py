@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from ..agents import AgentSet
 from ..bus import Bus
 from ..model import SessionInfo
+from ..model_choice import ServedModels
 from ..store.base import Store
 from ..store.projection import Projection
 from ..tools.base import Tool
@@ -46,6 +47,7 @@ class Host(Protocol):
     compaction_ratio: float
     char_budget: int
     litellm_kwargs: dict[str, Any]
+    served_models: ServedModels  # what a server at api_base lists, asked once (model_choice)
     display_available: bool
 
     def output_dir(self, session_id: str) -> str: ...

@@ -82,7 +82,7 @@ def choose_model(host: Host, prompt_model: str | None, session_model: str | None
     environment's key, a local Ollama, the offline demo model: model_choice.resolve)."""
     return resolve((prompt_model, "prompt"), (session_model, "session"),
                    (agent_model, "agent"), (host.model, "config"),
-                   api_base=host.litellm_kwargs.get("api_base"))
+                   api_base=host.litellm_kwargs.get("api_base"), served=host.served_models)
 
 
 def layered_permissions(host: Host, info: SessionInfo, agent: Agent,

@@ -127,6 +127,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         if urlsplit(self.path).path.rstrip("/").endswith("/models"):
+            fake = self.server.fake
+            with fake._lock:
+                fake.model_list_requests += 1
+            if fake.models_status != 200:
+                message = "fake model server: scripted failure of GET /models"
+                return self._send_json(fake.models_status,
+                                       wire.error_body("openai", fake.models_status, message))
             model = {"id": "fake-model", "object": "model", "created": 0, "owned_by": "forge"}
             self._send_json(200, json.dumps({"object": "list", "data": [model]}).encode())
         else:
@@ -288,6 +295,9 @@ class FakeModelServer:
         # POST …/embeddings (embeddings.py): not scripted, not in ``requests``
         self.embedding_requests: list[dict[str, Any]] = []
         self.embedding_status = 200  # another status makes every embeddings request fail
+        # GET …/models: how many were asked (not in ``requests``); another status fails them
+        self.model_list_requests = 0
+        self.models_status = 200
 
     @classmethod
     def demo(cls, chunk_delay: float = 0.0, **kwargs: Any) -> FakeModelServer:
