@@ -25,7 +25,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 
 from ..errors import ForgeError
 from ..ids import match_short
-from . import command_magic, replay_cell
+from . import command_magic, panel, replay_cell
 from .controller import NotebookForge
 
 CELL_USAGE = """\
@@ -167,6 +167,9 @@ class ForgeMagics(Magics):
                 print("Stopped before the run began.")
                 return None
             view.follow(forge, session)
+            # The question tool joins where a person can click (a live widget, a side panel)
+            asked = {"question"} if view.widget is not None or panel.HUB.attached else set()
+            forge.flags = (forge.flags - {"question"}) | asked  # (tools/question.py)
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
