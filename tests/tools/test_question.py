@@ -206,3 +206,14 @@ def test_a_secret_in_the_question_or_the_answer_is_scrubbed(qforge, server, monk
     part = s.messages()[1].tool_parts[0]
     assert secret not in str(part.output) and secret not in str(part.metadata)
     assert secret not in str(_events(forge, s.id))
+
+
+def test_a_subagent_is_never_offered_the_question_tool(qforge, server):
+    server.add(Turn([tool_call("task", {"description": "look", "prompt": "Look around."})]),
+               Turn.text("child: looked"), Turn.text("parent: done"))
+    forge = qforge()
+    forge.on_question(lambda r: None)  # a live view follows the parent session only
+    assert forge.session("s").prompt("delegate").text == "parent: done"
+    assert "question" in server.requests[0].tools
+    assert "question" not in server.requests[1].tools  # the child's table
+    assert "read" in server.requests[1].tools
