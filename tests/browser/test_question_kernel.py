@@ -100,3 +100,25 @@ def test_with_the_widget_off_the_question_is_not_offered(kernel, server):
     assert "question" not in server.requests[n].tools
     assert "python" in server.requests[n].tools  # only the question tool is left out
     assert "question" in server.requests[n + 1].tools  # a widget again: offered again
+
+
+def test_stop_while_a_question_waits_ends_the_turn_and_the_card(kernel, server):
+    server.clear()
+    n = len(server.requests)
+    server.add(Turn([tool_call("question", ASK)]), Turn.text("never asked for"))
+    stopped: list[str] = []
+
+    def stop(fe: KernelFrontend, body: dict) -> None:
+        for op in body.get("ops", []):
+            if op["op"] == "approval" and op["request"].get("kind") == "question" and not stopped:
+                stopped.append(op["request"]["id"])
+                fe.send_to_view({"type": "stop"})
+
+    kernel.run("%%forge\nAsk, then be stopped.", on_custom=stop, timeout=60)
+    assert stopped and len(server.requests) == n + 1  # the model was not asked again
+    [over] = [op for op in _ops(kernel, "answered") if op["id"] == stopped[0]]
+    assert over["answer"] == "unanswered" and "stopped" in over["reason"]
+    server.clear()
+    server.add(Turn.text("Fine again."))
+    kernel.run("%%forge\nNext.", timeout=60)  # nothing left pending: the session takes prompts
+    assert len(server.requests) == n + 2
