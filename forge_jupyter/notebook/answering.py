@@ -56,15 +56,22 @@ def answer_from_view(forge: Any, content: dict[str, Any], by: str) -> str | None
     what = "approval" if kind == "approve" else "answer"
     if forge is None:
         return f"That {what} could not be sent: the run has ended."
+    request_id = content.get("request_id")
+    if not isinstance(request_id, str) or not 0 < len(request_id) <= 100:  # never echoed whole
+        return f"That {what} could not be sent: it names no pending request."
     try:
         if kind == "approve":
-            forge.approve(str(content.get("request_id")), str(content.get("answer")),
-                          content.get("reason") or None, by=by)
+            answer, reason = content.get("answer"), content.get("reason") or None
+            if answer not in ("once", "session", "deny"):
+                return "That approval could not be sent: the answer is once, session or deny."
+            if reason is not None and (not isinstance(reason, str) or len(reason) > 2000):
+                return "That approval could not be sent: the reason is text under 2,000 characters."
+            forge.approve(request_id, answer, reason, by=by)
         else:
             text = content.get("text")
             if not isinstance(text, str):
                 return "That answer could not be sent: type an answer or pick an option."
-            forge.answer(str(content.get("request_id")), text, by=by)
+            forge.answer(request_id, text, by=by)
     except Exception as exc:  # already answered, the run ended, an empty or huge answer
         return f"That {what} could not be sent: {exc}"
     return None

@@ -54,8 +54,15 @@ def test_a_live_widget_offers_the_question_and_its_answer_reaches_the_model(kern
         for op in body.get("ops", []):
             if op["op"] == "approval" and op["request"].get("kind") == "question" and not sent:
                 sent.append(op["request"]["id"])
-                fe.send_to_view({"type": "answer", "request_id": "qst_nope", "text": "2023"})
-                fe.send_to_view({"type": "answer", "request_id": op["request"]["id"], "text": "  "})
+                rid = op["request"]["id"]
+                for bad in ({"request_id": "qst_nope", "text": "2023"},
+                            {"request_id": rid, "text": "  "},
+                            {"request_id": "q" * 100_000, "text": "2023"},
+                            {"request_id": rid, "text": ["2023"]},
+                            {"request_id": rid, "text": "x" * 1_000_000},
+                            {"request_id": {"$ne": None}, "text": "2023"}):
+                    fe.send_to_view({"type": "answer", **bad})
+                fe.send_to_view({"type": "approve", "request_id": rid, "answer": "once" * 50_000})
                 fe.send_to_view({"type": "answer", "request_id": op["request"]["id"], "text": "2024"})
 
     kernel.run("%%forge\nAnalyse the sales.", on_custom=answer, timeout=90)
@@ -66,8 +73,11 @@ def test_a_live_widget_offers_the_question_and_its_answer_reaches_the_model(kern
     [done] = _ops(kernel, "answered")
     assert done["answer"] == "answered" and done["text"] == "2024" and done["by"] == "widget"
     notices = [op["message"] for op in _ops(kernel, "notice")]
+    assert len(notices) == 7 and all(len(n) < 300 for n in notices)  # never a huge echo
     assert any("no pending question 'qst_nope'" in n for n in notices)  # told, nothing answered
     assert any("the answer is empty" in n for n in notices)
+    assert any("keep it under 10,000" in n for n in notices)
+    assert sum("names no pending request" in n for n in notices) == 2
 
 
 def test_with_no_view_the_question_returns_without_waiting(kernel, server):
