@@ -45,6 +45,7 @@ ENV = {
     "memory_vector_weight": "FORGE_MEMORY_VECTOR_WEIGHT",
     "memory_half_life_days": "FORGE_MEMORY_HALF_LIFE_DAYS",
     "replay": "FORGE_REPLAY",
+    "flags": "FORGE_FLAGS",
 }
 
 
@@ -104,6 +105,9 @@ class Forge(Configurable):
              "replay, and any difference fails the cell (CI without a key). off: always ask "
              "the model.").tag(config=True)
 
+    flags = List(Unicode(), help='Optional tool sets to turn on, e.g. ["search"]: webfetch and '
+                 "the provider's own web search where litellm says the model has it "
+                 "(FORGE_FLAGS=search).").tag(config=True)
     mcp_servers = Dict(help='MCP servers as in Claude Desktop\'s mcpServers: {"name": {"command": '
                        '"npx", "args": [...], "env": {...}} or {"url": "https://…"}}; merged over '
                        "~/.forge/mcp.json and the notebook folder's .forge/mcp.json.").tag(config=True)
@@ -176,6 +180,7 @@ class Forge(Configurable):
             "builtin_tools": self.builtin_tools,
             "max_age": self.max_age or None,
             "mcp_servers": dict(self.mcp_servers) or None,
+            "flags": [f.strip().lower() for f in self.flags if f.strip()],
             **self.memory_kwargs(),
         }
         if self.api_base:

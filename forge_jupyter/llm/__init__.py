@@ -9,9 +9,12 @@ chunks → stream events · ``events``: those events · ``usage``: tokens, local
 from .call import model_output, stream, timed_out, timeout_error, unfinished_step
 from .chunks import ChunkNormalizer, finish_name
 from .events import (
+    Citation,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
+    ServerToolCall,
+    ServerToolResult,
     StepFinish,
     StreamEvent,
     TextDelta,
@@ -34,7 +37,8 @@ from .usage import (
 )
 
 __all__ = [
-    "CHARS_PER_TOKEN", "ChunkNormalizer", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
+    "CHARS_PER_TOKEN", "ChunkNormalizer", "Citation", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
+    "ServerToolCall", "ServerToolResult",
     "ReasoningStart", "StepFinish", "StreamEvent", "TextDelta", "TextEnd", "TextStart", "ToolCall",
     "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "estimated_usage",
     "finish_name", "input_price", "litellm", "model_output", "provider_of", "step_cost", "stream",

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from ..scrub import valid_text
 from .events import (
+    Citation,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -23,6 +24,7 @@ from .events import (
     ToolCall,
     ToolInputStart,
 )
+from .web_search import ServerTools
 
 Block = Literal["text", "reasoning"]
 
@@ -62,6 +64,7 @@ class ChunkNormalizer:
         self.text_out: list[str] = []
         self.reasoning_out: list[str] = []
         self.received_content = False
+        self.server = ServerTools()
 
     def _switch(self, mode: Block | None, out: list[StreamEvent]) -> None:
         if self.mode == mode:
@@ -109,6 +112,11 @@ class ChunkNormalizer:
                 out.append(TextDelta(content))
                 self.text_out.append(content)
                 self.received_content = True
+            if getattr(delta, "provider_specific_fields", None) or getattr(delta, "annotations", None):
+                found = self.server.feed(delta)  # the provider's own web search (web_search.py)
+                if any(not isinstance(e, Citation) for e in found):
+                    self._switch(None, out)  # a search between two paragraphs ends the first
+                out.extend(found)
             tool_calls = delta.tool_calls
             if tool_calls:
                 self._switch(None, out)

@@ -8,6 +8,7 @@ complete (``ToolCall``); ``StepFinish`` ends the round with usage, cost and fini
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..model import Tokens
 
@@ -62,6 +63,30 @@ class ToolCall:
 
 
 @dataclass(slots=True)
+class ServerToolCall:
+    """A tool the provider runs itself (its web search): the call, never run here."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True)
+class ServerToolResult:
+    """What the provider's own tool found: its result block as the wire had it."""
+
+    call_id: str
+    block: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Citation:
+    """A source the text cites (Anthropic's citation, OpenAI's url_citation annotation)."""
+
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
 class StepFinish:
     finish_reason: str | None
     tokens: Tokens
@@ -71,5 +96,5 @@ class StepFinish:
 
 StreamEvent = (
     TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta | ReasoningEnd
-    | ToolInputStart | ToolCall | StepFinish
+    | ToolInputStart | ToolCall | StepFinish | ServerToolCall | ServerToolResult | Citation
 )

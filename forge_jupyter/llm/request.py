@@ -37,7 +37,10 @@ def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]
                 out.append({"role": "user", "content": "\n\n".join(texts)})
             continue
         texts = [p.text for p in message.parts if p.type == "text" and p.text]
-        tools = [p for p in message.parts if isinstance(p, ToolPart) and p.is_terminal]
+        # the provider's own searches (metadata.server) were never calls of ours: its text,
+        # which cites them, is what the model reads back
+        tools = [p for p in message.parts if isinstance(p, ToolPart) and p.is_terminal
+                 and not p.metadata.get("server")]
         entry: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
         if anthropic:
             blocks = [

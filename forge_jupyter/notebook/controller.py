@@ -80,6 +80,10 @@ class NotebookForge:
             f.max_tokens, f.tool_profile = kwargs["max_tokens"], kwargs["tool_profile"]
             f.stream_timeout = kwargs["stream_timeout"]
             f.shell_timeout = kwargs["shell_timeout"]
+            from ..memory import MEMORY_FLAG
+
+            # %config Forge.flags: the next prompt's tool table (memory keeps its own flag)
+            f.flags = frozenset(kwargs["flags"]) | (f.flags & {MEMORY_FLAG})
             f.mcp.configure(kwargs["mcp_servers"])  # %config Forge.mcp_servers: at the next prompt
             for key in ("api_base", "api_key"):
                 if key in kwargs:

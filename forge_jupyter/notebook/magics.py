@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import contextlib
-import contextvars
 import shlex
 import string
 from typing import Any
@@ -167,9 +165,10 @@ class ForgeMagics(Magics):
                 print("Stopped before the run began.")
                 return None
             view.follow(forge, session)
-            # The question tool joins where a person can click (a live widget, a side panel)
-            asked = {"question"} if view.widget is not None or panel.HUB.attached else set()
-            forge.flags = (forge.flags - {"question"}) | asked  # (tools/question.py)
+            # The question tool joins where a person can click (a live widget, a side panel);
+            # each cell starts from Forge.flags again (controller.py), so it never sticks.
+            if view.widget is not None or panel.HUB.attached:
+                forge.flags = forge.flags | {"question"}  # (tools/question.py)
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
@@ -225,7 +224,11 @@ class ForgeMagics(Magics):
     @cell_magic("forge")
     def forge_cell(self, line: str, cell: str) -> Any:
         """%%forge [options] — the cell is a prompt to the agent (%forge help lists options)."""
-        return _run_to_end(lambda: self.run_cell(line, cell))
+        # in a kernel the cell is rewritten to an await (transform_forge_cells); here (terminal
+        # IPython, a script) on a helper thread when a loop runs: an interrupt stops the turn
+        from ..session.prompt import run_sync  # not at %load_ext: it imports the harness
+
+        return run_sync(lambda: self.run_cell(line, cell))
 
     # -- %forge ----------------------------------------------------------------------------
 
@@ -337,19 +340,6 @@ class ForgeMagics(Magics):
             return None
         stopped = c.current().abort()
         print("Stopping the running prompt." if stopped else "Nothing is running.")
-
-
-def _run_to_end(coro_factory: Any) -> Any:
-    """Run a coroutine from synchronous code: on a new loop, or — when this thread's loop is
-    busy running us (``run_cell_magic`` in a kernel) — on a helper thread that keeps the cell's
-    context, so what the turn prints lands in this cell."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro_factory())
-    context = contextvars.copy_context()
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="forge-cell") as pool:
-        return pool.submit(context.run, asyncio.run, coro_factory()).result()
 
 
 def _turn(session: Any, user_message_id: str | None = None) -> list:

@@ -20,3 +20,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     from .app import load
 
     load(serverapp)
+
+
+def _unload_jupyter_server_extension(serverapp: Any) -> None:
+    from .app import unload
+
+    unload(serverapp)

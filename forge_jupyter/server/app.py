@@ -25,7 +25,7 @@ READ_THREADS = 2  # requests read one at a time anyway (one file, one lock); a s
 def store_path(db: str) -> Path | None:
     """The file ``Forge.db`` names, as the kernels resolve it; None for ``:memory:``, which
     no other process can read, and for a PostgreSQL URL (never a path: no folder is made
-    from it), which the panel does not read yet."""
+    from it; the reader connects to it instead)."""
     from ..store.duckdb import default_db_path
     from ..store.postgres_schema import is_postgres_url
 
@@ -35,13 +35,16 @@ def store_path(db: str) -> Path | None:
 
 
 def reader_for(serverapp: Any) -> HistoryReader:
+    from ..store.postgres_schema import is_postgres_url
+
     config = ForgeConfig(parent=serverapp)
+    if is_postgres_url(config.db):  # the kernels' database, read as the same tenant
+        return HistoryReader(None, config.tenant, url=config.db.strip())
     path = store_path(config.db)
     if path is None:
-        serverapp.log.warning("forge_jupyter: Forge.db is %s, which this server cannot read; "
-                              "the panel's history stays empty. Set FORGE_DB (or c.Forge.db) "
-                              "to the kernels' DuckDB file.",
-                              "':memory:'" if config.db == ":memory:" else "a PostgreSQL URL")
+        serverapp.log.warning("forge_jupyter: Forge.db is ':memory:', which this server cannot "
+                              "read; the panel's history stays empty. Set FORGE_DB (or "
+                              "c.Forge.db) to the kernels' DuckDB file or PostgreSQL URL.")
     return HistoryReader(path, config.tenant)
 
 
@@ -53,5 +56,13 @@ def load(serverapp: Any) -> None:
         (url_path_join(base, pattern), handler, {"reader": reader, "executor": executor})
         for pattern, handler in ROUTES
     ])
+    serverapp.web_app.settings["forge_reader"] = reader
     serverapp.log.info("forge_jupyter: /forge/api/ serves tenant %r of %s", reader.tenant,
-                       reader.path or "no file")
+                       reader.where)
+
+
+def unload(serverapp: Any) -> None:
+    """At the server's shutdown: close the store (a PostgreSQL pool's connections)."""
+    reader = serverapp.web_app.settings.pop("forge_reader", None)
+    if reader is not None:
+        reader.close()

@@ -12,10 +12,16 @@ page shows depends on that (positions never move, a superseded message stays sup
 A store file that does not exist yet holds nothing: every list is empty, and no read
 creates it.
 
+On PostgreSQL (``Forge.db`` a ``postgresql://`` URL) the same queries run in PostgreSQL itself,
+translated as the DataFrames' are (store/postgres_select.py), in the store's read-only
+transaction under its tenant, where the row-level security policies scope every row. The SQL
+below is written once, in portable forms where the dialects differ (a window instead of
+``arg_max`` of text by number, a subquery alias).
+
 What a session costs, its title, which messages a compaction superseded and where the
 boundaries are: derived once, by the frames (frames.py) and the SQL views (store/views.py);
 this module only selects and pages. Every query is forge's own fixed SQL run through
-``query.select`` (the store's tenant only), every value a bound parameter.
+``frames.selecting`` (the store's tenant only), every value a bound parameter.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from . import shapes
 from .params import BadRequest, SessionCursor
 
 if TYPE_CHECKING:
-    from ..store.duckdb import DuckDBStore
+    from ..store.base import Store
 
 # One page of the newest-first session list, with what the panel needs beside the frame's
 # columns: where the session's notebook is, and how many sessions branch from it.
@@ -39,12 +45,14 @@ WITH page AS (
     SELECT s.id, s.updated_at, s.metadata FROM session s
     WHERE {where}
     ORDER BY s.updated_at DESC, s.id DESC LIMIT ?
-), asked AS (  -- the notebook of a session's latest prompt that names one (forks, old files)
-    SELECT sm.session_id, arg_max(m.origin ->> '$.notebook', sm.pos) AS notebook
+), prompts AS (  -- the notebooks of a session's prompts that name one (forks, old files)
+    SELECT sm.session_id, m.origin ->> '$.notebook' AS notebook,
+           row_number() OVER (PARTITION BY sm.session_id ORDER BY sm.pos DESC) AS latest
     FROM session_message sm JOIN message m ON m.id = sm.message_id
     WHERE sm.session_id IN (SELECT id FROM page) AND m.role = 'user'
       AND m.origin ->> '$.notebook' IS NOT NULL
-    GROUP BY sm.session_id
+), asked AS (
+    SELECT session_id, notebook FROM prompts WHERE latest = 1
 ), branches AS (
     SELECT coalesce(forked_from_session, parent_id) AS parent, count(*) AS children
     FROM session
@@ -57,11 +65,18 @@ SELECT p.id AS session_id, epoch_us(p.updated_at) AS activity_us,
 FROM page p LEFT JOIN asked a ON a.session_id = p.id LEFT JOIN branches b ON b.parent = p.id
 ORDER BY p.updated_at DESC, p.id DESC
 """
-# Sessions whose timeline holds a text part containing the search (lower-cased both sides by
-# DuckDB: contains() takes the text literally, so % and _ are no wildcards).
-_FOUND = """s.id IN (
+# Sessions whose title, name or timeline's text part contains the search (lower-cased both
+# sides; ``{lower}`` is the function that does it, see ``_lowering``). # DuckDB: contains() takes the text literally, so % and _ are no wildcards).
+_FOUND = """(contains({lower}(coalesce(s.title, '')), {lower}(?))
+    OR contains({lower}(coalesce(s.name, '')), {lower}(?))
+    OR s.id IN (
     SELECT sm.session_id FROM session_message sm JOIN part p ON p.message_id = sm.message_id
-    WHERE p.type = 'text' AND contains(lower(p.data ->> '$.text'), lower(?)))"""
+    WHERE p.type = 'text' AND contains({lower}(p.data ->> '$.text'), {lower}(?))))"""
+# PostgreSQL's lower() follows the database's locale: under C (``initdb --no-locale``, common
+# in containers) "CAFÉ" stays "CAFÉ" where DuckDB gives "café". Its ICU root collation lowers
+# every script as DuckDB does; a server built without ICU keeps the locale's rule.
+_ICU_LOWER = "forge_icu_lower"
+_HAS_ICU = "SELECT count(*) AS n FROM pg_collation WHERE collname = 'und-x-icu'"
 
 # The marks the ``timeline`` view derives for a page of positions, and every compaction
 # boundary of the timeline with its compaction event's figures: one pass over the view.
@@ -98,24 +113,44 @@ def _totals_sql() -> str:
                    "AS session_live")
     return (f"SELECT {', '.join(columns)} FROM (SELECT *, coalesce(session_id = ?, false) AS "
             "in_session, coalesce(notebook = ?, false) AS in_notebook, "
-            "coalesce(created_at >= ?, false) AS in_today, true AS in_all FROM costs)")
+            "coalesce(created_at >= ?, false) AS in_today, true AS in_all FROM costs) AS scoped")
 
 
 _TOTALS = _totals_sql()
 
 
 class HistoryReader:
-    """The history of one tenant in one DuckDB file, read for the API."""
+    """The history of one tenant in one DuckDB file or PostgreSQL database, read for the API."""
 
-    def __init__(self, path: Path | None, tenant: str, *, lock_timeout: float | None = None):
-        self.path = path  # None: the server was configured with no file (":memory:")
+    def __init__(self, path: Path | None, tenant: str, *, lock_timeout: float | None = None,
+                 url: str | None = None):
+        self.path = path  # None: the server was configured with no file (":memory:", a URL)
+        self.url = url  # a postgresql:// URL: the database the kernels write
         self.tenant = tenant
         self.lock_timeout = lock_timeout
-        self._store: DuckDBStore | None = None
+        self._store: Store | None = None
         self._guard = threading.Lock()
+        self._icu: bool | None = None  # PostgreSQL: whether lower() can use ICU (_lowering)
 
-    def store(self) -> DuckDBStore | None:
+    @property
+    def where(self) -> str:
+        """What the log says this reader reads (a URL without its password)."""
+        if self.url is not None:
+            from ..store.postgres import describe
+
+            return describe(self.url)
+        return str(self.path) if self.path is not None else "no file"
+
+    def store(self) -> Store | None:
         """The store, or None while its file does not exist (a read never creates it)."""
+        if self.url is not None:
+            with self._guard:
+                if self._store is None:  # its pool opens on the first read, and stays
+                    from ..store.postgres import PostgresStore
+                    from ..store.postgres_schema import tenant_for
+
+                    self._store = PostgresStore(self.url, tenant_id=tenant_for(self.tenant))
+                return self._store
         if self.path is None or not self.path.exists():
             return None
         with self._guard:
@@ -125,6 +160,25 @@ class HistoryReader:
                 timeout = self.lock_timeout or DEFAULT_LOCK_TIMEOUT
                 self._store = DuckDBStore(self.path, tenant_id=self.tenant, lock_timeout=timeout)
             return self._store
+
+    def _lowering(self, store: Store) -> str:
+        """The SQL function the search lower-cases with: DuckDB's ``lower``; on PostgreSQL
+        ``lower`` under the ICU root collation where the server has it."""
+        if getattr(store, "duckdb_sql", True):
+            return "lower"
+        if self._icu is None:
+            from .. import frames
+
+            with frames.selecting(store) as run:
+                self._icu = bool(run(_HAS_ICU, None)["n"].iloc[0])
+        return _ICU_LOWER if self._icu else "lower"
+
+    def close(self) -> None:
+        """Let the store go (a PostgreSQL pool's connections); the next read opens it again."""
+        with self._guard:
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -139,8 +193,7 @@ class HistoryReader:
             where.append("(epoch_us(s.updated_at) < ? OR (epoch_us(s.updated_at) = ? AND s.id < ?))")
             params += [cursor.activity_us, cursor.activity_us, cursor.session_id]
         if q is not None:
-            where.append("(contains(lower(coalesce(s.title, '')), lower(?)) OR "
-                         f"contains(lower(coalesce(s.name, '')), lower(?)) OR {_FOUND})")
+            where.append(_FOUND.format(lower=self._lowering(store)))
             params += [q, q, q]
         page = self._rows(store, " AND ".join(where), [*params, limit + 1])
         more = len(page) > limit
@@ -162,15 +215,14 @@ class HistoryReader:
         return {"session": row, "totals": {**shapes.totals(totals, "session"),
                                            "messages": row["messages"]}}
 
-    def _rows(self, store: DuckDBStore, where: str, params: list[Any]
+    def _rows(self, store: Store, where: str, params: list[Any]
               ) -> list[tuple[dict[str, Any], int]]:
         """(the API's session dict, its activity in µs) for the sessions ``where`` selects,
         newest activity first; the figures and titles are ``frames.sessions``'."""
         from .. import frames
-        from ..store.query import select
 
-        with store.reading() as con:
-            page = select(con, _PAGE.format(where=where), params, store.tenant_id)
+        with frames.selecting(store) as run:
+            page = run(_PAGE.format(where=where), params)
         extras = page.to_dict("records")
         if not extras:
             return []
@@ -184,7 +236,7 @@ class HistoryReader:
     def messages(self, session_id: str, start: int, limit: int) -> dict[str, Any]:
         """A page of the session's whole timeline from position ``start``: superseded messages
         included and marked, and every compaction boundary of the session."""
-        from ..store.query import select
+        from .. import frames
 
         store = self._existing()
         page = store.timeline(session_id, cursor=str(start), limit=limit)  # NotFound: another
@@ -196,9 +248,8 @@ class HistoryReader:
                                  f"({length} messages); send the next_cursor of the page "
                                  "before, or leave cursor out for the first page")
         stop = start + len(page.items)
-        with store.reading() as con:
-            marks = select(con, _MARKS, [start, stop, session_id, start, stop],
-                           store.tenant_id).to_dict("records")
+        with frames.selecting(store) as run:
+            marks = run(_MARKS, [start, stop, session_id, start, stop]).to_dict("records")
         flags = {int(r["pos"]): r for r in marks if r["on_page"]}
         messages = []
         for pos, message in enumerate(page.items, start):
@@ -231,16 +282,15 @@ class HistoryReader:
             "all": shapes.totals(row, "all"),
         }
 
-    def _totals(self, store: DuckDBStore, session_id: str | None, notebook: str | None,
+    def _totals(self, store: Store, session_id: str | None, notebook: str | None,
                 since: datetime | None) -> dict[str, Any]:
-        from ..store.query import select
+        from .. import frames
 
-        with store.reading() as con:
-            frame = select(con, _TOTALS, [session_id, session_id, notebook, since],
-                           store.tenant_id)
+        with frames.selecting(store) as run:
+            frame = run(_TOTALS, [session_id, session_id, notebook, since])
         return frame.to_dict("records")[0]
 
-    def _existing(self) -> DuckDBStore:
+    def _existing(self) -> Store:
         store = self.store()
         if store is None:
             raise NotFound("no store file yet")

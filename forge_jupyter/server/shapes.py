@@ -5,13 +5,17 @@ dollars, ``null`` where the price table does not know the model; token counts ar
 A message is its stored JSON form (``Message.to_json``) with its parts, its position in the
 timeline and two marks derived by the ``timeline`` view (store/views.py): ``superseded``
 (a compaction took it out of the model's view; it stays stored) and ``boundary`` (a
-compaction summary that succeeded).
+compaction summary that succeeded) — and ``replayed``: the line saying a message was
+replayed from a recorded turn (render/replay_mark.py, the words the cell's record uses), or
+null for a live one.
 """
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
+
+from ..render.replay_mark import message_replay_line
 
 if TYPE_CHECKING:
     from ..model import Message
@@ -97,6 +101,7 @@ def message_json(message: Message, pos: int, superseded: bool, boundary: bool) -
         "pos": pos,
         "superseded": superseded,
         "boundary": boundary,
+        "replayed": message_replay_line(message),
     }
 
 

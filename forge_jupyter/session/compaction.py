@@ -263,8 +263,10 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
         instructions += f"\n\nThe user's latest instruction was:\n{latest_user}"
     messages = llm.to_model_messages(model_order(to_summarize), model=ctx.model)
     messages.append({"role": "user", "content": instructions})
+    # a summary reads the conversation only: no tools, and no web search by the provider
+    params = {k: v for k, v in ctx.params.items() if k != "web_search_options"}
     req = llm.LLMRequest(model=ctx.model, system=ctx.system, messages=messages, tools=[],
-                         params=ctx.params)
+                         params=params)
     await ctx.flush()
     await Processor(ctx, summary, tools={}).process(req)
     written = ctx.writer.message(summary.id)

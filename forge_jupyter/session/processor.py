@@ -40,6 +40,7 @@ from .context import RunContext
 from .durable import Checkpoints, SharedCommit
 from .recovery import close_open_parts
 from .retry import classify, describe, describe_credentials, retry_after
+from .server_parts import ServerParts
 from .tool_call import run_call
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class Processor:
         self._text: TextPart | ReasoningPart | None = None
         self._buf: list[str] = []
         self._checkpoints = Checkpoints(self.writer)  # the open block's row, once a second
+        # the provider's own tools (web search) and the sources its text cites
+        self._server = ServerParts(self.writer, ctx.session.id, assistant.id)
         self._commit = SharedCommit(self.writer)  # running calls' rows, before they run
         self._call_at: dict[int, ToolPart] = {}  # this round's tool calls by stream index
         self._calls: list[ToolPart] = []
@@ -190,6 +193,7 @@ class Processor:
             await self._read(request)
         finally:
             await self._checkpoints.settle()
+        self._server.settle()
 
     async def _read(self, request: llm.LLMRequest) -> None:
         ctx = self.ctx
@@ -240,9 +244,13 @@ class Processor:
                 self._put(part)  # the arguments are complete: the row (and the card) shows them
             elif t is llm.StepFinish:
                 self._step_finish(ev)
+            elif t is llm.ServerToolCall or t is llm.ServerToolResult or t is llm.Citation:
+                self._received = True
+                self._server.handle(ev, self._text)
 
     def _open(self, part: TextPart | ReasoningPart) -> None:
         self._end_block()
+        self._server.opened(part)
         self._text, self._buf = part, []
         self._put(part)
         self._checkpoints.start(part, self._buf)

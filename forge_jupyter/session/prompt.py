@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -28,6 +29,10 @@ from .title import title_of
 from .turn import decide, run_context
 from .view import is_person_turn, load_view
 from .writer import Writer
+
+# How long an interrupted synchronous call waits for its coroutine's cleanup (a shell command's
+# SIGTERM-then-SIGKILL takes up to 2 s; an abort's final flush is quick).
+_CLEANUP_SECONDS = 15.0
 
 
 @contextlib.asynccontextmanager
@@ -324,23 +329,56 @@ def _check_budget(model: str, system: str, view: list[Message], text: str, budge
 
 
 def run_sync(coro_factory: Any) -> Any:
-    """Run ``coro_factory()`` to completion from synchronous code, loop or no loop."""
+    """Run ``coro_factory()`` to completion from synchronous code, loop or no loop.
+
+    Inside a running loop (a kernel cell) the coroutine runs on a helper thread with its own
+    loop, in the caller's context (so output lands in the calling cell). An interrupt of the
+    waiting thread (the kernel's Interrupt, Ctrl-C) cancels that
+    coroutine and waits for its cleanup — a prompt records its abort, a shell command's
+    process group is stopped — before it is raised: otherwise the work would go on unseen
+    after the cell had already returned, holding the session."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro_factory())
-    # Inside a running loop (a kernel cell): run in a helper thread with its own loop.
     box: dict[str, Any] = {}
+    started, done = threading.Event(), threading.Event()
+    context = contextvars.copy_context()  # the cell's: what the run prints lands in that cell
+
+    async def main() -> Any:
+        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        started.set()
+        return await coro_factory()
 
     def target() -> None:
         try:
-            box["result"] = asyncio.run(coro_factory())
+            box["result"] = context.run(asyncio.run, main())
         except BaseException as exc:  # handed back to the caller's thread
             box["error"] = exc
+        finally:
+            started.set()
+            done.set()
 
-    thread = threading.Thread(target=target, name="forge-prompt", daemon=True)
-    thread.start()
-    thread.join()
+    # Waited for on an Event, not Thread.join: an interrupted join in CPython 3.11 marks a
+    # thread that is still running as stopped (bpo-45274's fix), so no later join would wait.
+    threading.Thread(target=target, name="forge-prompt", daemon=True).start()
+    try:
+        done.wait()
+    except BaseException:
+        _cancel_and_wait(box, started, done)
+        raise
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+def _cancel_and_wait(box: dict[str, Any], started: threading.Event,
+                     done: threading.Event) -> None:
+    """Cancel the helper thread's coroutine and give its cleanup time to finish; a second
+    interrupt meanwhile gives up waiting (the cleanup still runs, unseen)."""
+    started.wait(5)
+    loop, task = box.get("loop"), box.get("task")
+    if loop is not None and task is not None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing runs
+            loop.call_soon_threadsafe(task.cancel)
+    done.wait(_CLEANUP_SECONDS)

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..agents import Agent
+from ..llm.web_search import SEARCH_FLAG, SEARCH_OPTIONS, supports_web_search
 from ..model import Message, SessionInfo
 from ..model_choice import ModelChoice, resolve, with_key
 from ..scrub import Scrubber, secret_params
@@ -90,7 +91,9 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
     """The layered rules of one turn: agent (its defaults, its own rules, the Forge's
     configured rules) → session → this prompt (its rules, and ``tools={"x": False}``)."""
     mutating = [t.name for t in host.registry.all() if t.mutating]
-    agent_layer = [*agent_defaults(agent.mode, mutating), *agent.permissions, *host.permissions]
+    tool_defaults = [Rule(t.name, "*", t.permission) for t in host.registry.all() if t.permission]
+    agent_layer = [*tool_defaults, *agent_defaults(agent.mode, mutating), *agent.permissions,
+                   *host.permissions]
     meta = info.metadata
     session_layer = [Rule.parse(r) for r in meta.get("permissions", ())]
     prompt_layer = [Rule.parse(r) for r in prompt_rules]
@@ -123,6 +126,8 @@ def request_params(host: Host, choice: ModelChoice) -> dict[str, Any]:
     base: dict[str, Any] = {} if host.stream_timeout is None else {"stream_timeout": host.stream_timeout}
     if host.max_tokens is not None:
         base["max_tokens"] = host.max_tokens
+    if SEARCH_FLAG in host.flags and supports_web_search(choice.model):
+        base["web_search_options"] = dict(SEARCH_OPTIONS)  # the provider searches itself
     return with_key(choice.model, {**base, **host.litellm_kwargs, **choice.params})
 
 

@@ -15,7 +15,10 @@ One text per view, translated from views.py's — the views are written once:
   index from 1), ``strlen`` becomes ``octet_length``;
 - ``arg_max(a, b)`` — PostgreSQL has none — becomes the second element of the greatest
   ``ARRAY[b, a]`` among the rows whose ``b`` is not NULL (``b`` and ``a`` of one type), also as
-  a window function (``… OVER w``).
+  a window function (``… OVER w``);
+- ``contains(a, b)`` becomes ``strpos(a, b) > 0`` (both take ``b`` literally), and
+  ``forge_icu_lower(x)`` (the panel's search) ``lower`` under the ICU root collation
+  (``epoch_us`` is a function of the schema's, postgres_schema.py).
 
 ``tests/frames/test_postgres_frames.py`` compares every view's rows with DuckDB's.
 """
@@ -100,6 +103,10 @@ def to_postgres(sql: str) -> str:
     sql = _PATH.sub(r"->> '\1'", sql)
     sql = re.sub(r"\bstrlen\(", "octet_length(", sql)
     sql = _calls(sql, "TRY_CAST", _try_cast)
+    sql = _calls(sql, "contains", lambda a, _: (f"(strpos({a[0]}, {a[1]}) > 0)", 0))
+    # forge's own lower-casing by Unicode's rules, whatever the database's locale
+    sql = _calls(sql, "forge_icu_lower",
+                 lambda a, _: (f'lower(CAST({a[0]} AS text) COLLATE "und-x-icu")', 0))
     return _calls(sql, "arg_max", _arg_max)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model import Part, SessionInfo
-from .permission import Permissions, Subject, subject_of
+from .permission import Action, Permissions, Subject, subject_of
 from .schema import function_schema
 
 
@@ -82,6 +82,9 @@ class Tool:
     subject: Callable[[dict[str, Any], str | None, str | None], Subject] | None = None
     flag: str | None = None  # offered only when this flag is on (Forge(flags={...}))
     models: Callable[[str], bool] | None = None  # offered only to the models this accepts
+    # The agent layer's default for it, before the agent's and the Forge's own rules (which may
+    # narrow or widen it): "ask" makes even a read-only tool ask (webfetch).
+    permission: Action | None = None
     _validator: Any = field(default=None, init=False, repr=False)
 
     def definition(self) -> dict[str, Any]:

@@ -18,8 +18,9 @@ def builtin_tools() -> list[Tool]:
     from .sql import sql_tool
     from .task import task_tool
     from .variables import variables_tool
+    from .webfetch import webfetch_tool
     from .write import write_tool
 
     return [python_tool(), variables_tool(), sql_tool(), read_tool(), list_tool(), glob_tool(),
             grep_tool(), write_tool(), edit_tool(), apply_patch_tool(), history_tool(), task_tool(),
-            question_tool()]
+            webfetch_tool(), question_tool()]

@@ -22,6 +22,9 @@ from xss_corpus import ALL_VECTORS
 
 from forge_jupyter import Forge
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
+from forge_jupyter.session.prompt import run_sync
+from forge_jupyter.session.replay import replay_async
+from forge_jupyter.session.replay_match import find_recording
 from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
@@ -85,7 +88,7 @@ def stored(lab, model_server) -> Stored:
                          Turn.text("Stone Town takes a day: the old fort, the market, the sea front."),
                          Turn.text("## Goal\nA June trip to Zanzibar with a day in Stone Town."),
                          Turn.text("After the compaction the plan still holds."))
-        trip.prompt("Plan a trip to Zanzibar.")
+        trip.prompt("Plan a trip to Zanzibar.", origin={"notebook": str(lab.root / "travel.ipynb")})
         trip.prompt("Add a day in Stone Town.")
         trip.compact()
         trip.prompt("And after the compaction?")
@@ -93,7 +96,14 @@ def stored(lab, model_server) -> Stored:
         model_server.add(Turn.text("The ferry from Dar es Salaam takes two hours."))
         fork.prompt("Go by boat instead.")
         forge.flush()
-        out.ids |= {"trip": trip.id, "fork": fork.id}
+        # The trip's first cell run again after a restart: replayed from its recording.
+        found = find_recording(forge.store, notebook=str(lab.root / "travel.ipynb"), cell_id=None,
+                               text="Plan a trip to Zanzibar.", agent="build", point=None)
+        assert found.recording is not None, found
+        again = forge.session("zanzibar-again")
+        run_sync(lambda: replay_async(again, found.recording, "Plan a trip to Zanzibar."))
+        forge.flush()
+        out.ids |= {"trip": trip.id, "fork": fork.id, "again": again.id}
     finally:
         forge.close()
     return out
@@ -116,7 +126,7 @@ def test_search_finds_an_old_session_and_its_history_shows_the_compaction(page, 
     panel.page.wait_for_function(
         "() => document.querySelectorAll('#forge-jupyter-panel [data-testid=session-row]').length > 30")
     assert more.is_hidden()
-    assert rows.count() == FILLERS + 4  # long, hostile, the trip and its fork
+    assert rows.count() == FILLERS + 5  # long, hostile, the trip, its fork, its replay
 
     # Message text is searched too; the fork sits under the session it branched from.
     panel.search("STONE town")
@@ -171,6 +181,17 @@ def test_search_finds_an_old_session_and_its_history_shows_the_compaction(page, 
     history.and_(panel.page.locator("[data-complete=true]")).wait_for()
     assert body.locator("[data-testid=history-prompt]").count() == LONG // 2
     assert f"line {LONG - 1} of long-read" in body.locator("[data-testid=history-turn]").last.inner_text()
+
+    # A turn replayed from its recording says so, in the words of the cell's record.
+    panel.tid("history-back").click()
+    panel.search("zanzibar-again")
+    panel.root.locator(f"[data-session-id={stored.ids['again']}]").click()
+    history.and_(panel.page.locator("[data-complete=true]")).wait_for()
+    turn = body.locator("[data-testid=history-turn]")
+    assert turn.count() == 1
+    tag = turn.locator("[data-testid=replayed-tag]").inner_text()
+    assert tag.startswith("↻ replayed · recorded ") and tag.endswith(" with openai/fake-model"), tag
+    assert "Fly to Zanzibar in June" in turn.inner_text()
     assert not page.forge_errors
 
 

@@ -3,10 +3,13 @@ the fake model server through real litellm (issue 18, items 4–5)."""
 
 from __future__ import annotations
 
+import random
+import time
+
 import pytest
 from nb_kernel import forge_kernel, usage_error
 
-from forge_jupyter.testing import Turn
+from forge_jupyter.testing import Turn, delay, text
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +90,45 @@ def test_shell_timeout_from_config(kernel):
     assert "begun" in r.results[0]["text/plain"]
     assert "did not finish within the timeout (Forge.shell_timeout)" in r.results[0]["text/plain"]
     kernel.run("%config Forge.shell_timeout = 60")
+
+
+def test_an_interrupted_shell_command_stops_its_processes(kernel, root):
+    """Interrupting the cell stops the command's whole process group at once: before, the cell
+    returned and the command ran on to its timeout, unseen, holding the session."""
+    marker = root / "should-not-exist"
+    nap = f"sleep 20.{random.randrange(10**6)}"  # this run's own, for pgrep
+    msg_id = kernel.kc.execute(f"%forge shell ({nap}; touch {marker}) & sleep 30")
+    time.sleep(3)  # the command has started
+    kernel.km.interrupt_kernel()
+    reply = kernel.reply(msg_id, timeout=30)
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    r = kernel.run(f"import subprocess\nprint(subprocess.run(['pgrep', '-f', {nap!r}], "
+                   "capture_output=True, text=True).stdout or 'none')")
+    assert r.stdout.strip() == "none", r.text
+    r = kernel.run("%forge shell echo after")  # the session is free again
+    assert r.status == "ok" and "after" in r.results[0]["text/plain"], r.text
+    time.sleep(1)
+    assert not marker.exists()
+
+
+def test_an_interrupted_python_prompt_is_aborted_not_left_running(kernel, server):
+    """``session.prompt()`` from a cell runs on a helper thread; interrupting the cell now stops
+    that run and records its abort (before, it went on in the background holding the session)."""
+    server.add(Turn([text("The first half."), delay(8), text(" Never shown.")]))
+    msg_id = kernel.kc.execute("from forge_jupyter import Forge\n"
+                               "import os\n"
+                               "s = Forge(db='other.duckdb', model='openai/gpt-4o-mini', "
+                               "api_base=os.environ['FORGE_API_BASE'], api_key='sk-fake')"
+                               ".session('slow')\n"
+                               "s.prompt('go slowly')")
+    deadline = time.monotonic() + 20
+    while not any("go slowly" in user_text(r) for r in server.requests):
+        assert time.monotonic() < deadline, "the prompt never reached the server"
+        time.sleep(0.1)
+    time.sleep(0.5)
+    kernel.km.interrupt_kernel()
+    reply = kernel.reply(msg_id, timeout=30)
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    r = kernel.run("m = s.last\nprint(s.running, m.role, m.status, repr(m.text))")
+    assert r.stdout.strip() == "False assistant aborted 'The first half.'", r.text

@@ -1,5 +1,5 @@
-"""The server's panel reads DuckDB files only: a PostgreSQL URL in Forge.db is never taken for
-a path (no folder named after a URL and its password is made)."""
+"""A PostgreSQL URL in Forge.db is never taken for a path (no folder named after a URL and its
+password is made): the server's panel connects to it instead (test_api_postgres.py)."""
 
 from __future__ import annotations
 

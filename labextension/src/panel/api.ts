@@ -42,6 +42,7 @@ export interface IStoredMessage {
   pos: number;
   superseded: boolean;
   boundary: boolean;
+  replayed: string | null; // "↻ replayed · recorded … with <model>", for a replayed message
   [key: string]: unknown;
 }
 

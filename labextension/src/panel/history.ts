@@ -1,6 +1,7 @@
 // One stored session, whole: every page of GET /forge/api/sessions/{id}/messages to the end.
 // Turns are drawn by the cell widget's TurnView from the same snapshot ops; messages a
-// compaction superseded are greyed and marked, each boundary is a divider.
+// compaction superseded are greyed and marked, each boundary is a divider, a replayed turn
+// says so.
 import { h } from '../render/dom.js';
 import { count, money } from '../render/words.js';
 import { TurnView } from '../render/view.js';
@@ -93,7 +94,7 @@ export class HistoryView {
       ? h('div', { class: 'forge-panel-prompt', 'data-testid': 'history-prompt', 'data-message-id': b.message.id },
         h('span', { class: 'forge-panel-origin' }, 'You'),
         h('div', { class: 'forge-panel-prompt-text' }, b.text))
-      : this.turnEl(b.ops);
+      : this.turnEl(b.ops, b.messages.find(m => m.replayed)?.replayed ?? null);
     if (!b.superseded) {
       return el;
     }
@@ -102,8 +103,12 @@ export class HistoryView {
       el);
   }
 
-  private turnEl(ops: Op[]): HTMLElement {
+  private turnEl(ops: Op[], replayed: string | null): HTMLElement {
     const host = h('div', { class: 'forge-panel-history-turn', 'data-testid': 'history-turn' });
+    if (replayed) {
+      // a turn written again from its recording (no model was asked), as its cell's record says
+      host.append(h('span', { class: 'forge-panel-replayed-tag', 'data-testid': 'replayed-tag' }, replayed));
+    }
     // A finished turn: one snapshot, one draw, and no timers left behind.
     const view = new TurnView(host, NO_HOST);
     view.onMessage({ kind: 'snapshot', seq: 0, ops });
