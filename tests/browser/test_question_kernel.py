@@ -100,16 +100,19 @@ def test_with_no_view_the_question_returns_without_waiting(kernel, server):
 def test_with_the_widget_off_the_question_is_not_offered(kernel, server):
     server.clear()
     n = len(server.requests)
-    server.add(Turn.text("Plain."), Turn.text("Live again."))
+    server.add(Turn.text("Plain."), Turn.text("Asked for."), Turn.text("Live again."))
     kernel.run("%config Forge.widget = 'off'\n")
     try:
         kernel.run("%%forge\nHello.", timeout=60)
+        kernel.run("%config Forge.flags = ['question']\n")  # asked for by name: offered
+        kernel.run("%%forge\nHello, asked for.", timeout=60)
     finally:
-        kernel.run("%config Forge.widget = 'auto'\n")
+        kernel.run("%config Forge.widget = 'auto'\n%config Forge.flags = []\n")
     kernel.run("%%forge\nHello again.", timeout=60)
     assert "question" not in server.requests[n].tools
     assert "python" in server.requests[n].tools  # only the question tool is left out
-    assert "question" in server.requests[n + 1].tools  # a widget again: offered again
+    assert "question" in server.requests[n + 1].tools
+    assert "question" in server.requests[n + 2].tools  # a widget again: offered again
 
 
 def test_stop_while_a_question_waits_ends_the_turn_and_the_card(kernel, server):
