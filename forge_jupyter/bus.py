@@ -109,6 +109,28 @@ class ApprovalAnswered:
     reason: str | None = None
 
 
+@dataclass(slots=True, frozen=True)
+class QuestionAsked:
+    """The ``question`` tool asks the person (session/question.py): shown like an approval."""
+
+    session_id: str
+    request_id: str
+    part_id: str
+    question: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class QuestionAnswered:
+    """The question is over: answered (``text``), or not (``text`` None, ``reason`` says why)."""
+
+    session_id: str
+    request_id: str
+    text: str | None
+    by: str = "user"
+    reason: str | None = None
+
+
 BusEvent = (
     MessageUpdated
     | PartUpdated
@@ -120,6 +142,8 @@ BusEvent = (
     | DisplayData
     | ApprovalRequested
     | ApprovalAnswered
+    | QuestionAsked
+    | QuestionAnswered
 )
 Subscriber = Callable[[Any], None]
 

@@ -124,7 +124,8 @@ class Forge(Configurable):
 
     flags = List(Unicode(), help='Optional tool sets to turn on, e.g. ["search"]: webfetch and '
                  "the provider's own web search where litellm says the model has it "
-                 "(FORGE_FLAGS=search).").tag(config=True)
+                 "(FORGE_FLAGS=search); \"question\": the question tool also where no live "
+                 "widget or side panel shows the turn (it is on where one does).").tag(config=True)
     mcp_servers = Dict(help='MCP servers as in Claude Desktop\'s mcpServers: {"name": {"command": '
                        '"npx", "args": [...], "env": {...}} or {"url": "https://…"}}; merged over '
                        "~/.forge/mcp.json and the notebook folder's .forge/mcp.json.").tag(config=True)

@@ -25,6 +25,7 @@ from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT, ServedModels
 from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
+from .session.question import QuestionHandler, Questions
 from .session.retry import RetryPolicy
 from .session.session import Session
 from .store.base import Store
@@ -143,6 +144,7 @@ class Forge(HistoryAsData):
         self.bus = Bus()
         self.projection = Projection(self.store, on_rejected=self._rows_rejected)
         self.approvals = Approvals(self.bus)
+        self.questions = Questions(self.bus)  # the question tool's (session/question.py)
         self.registry = ToolRegistry()
         self.plugins = plugin_manager(load_entry_points=load_plugins)
         self.builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
@@ -264,6 +266,18 @@ class Forge(HistoryAsData):
         """Register an approval handler (it may answer at once, or return None and let
         ``approve`` answer later). Returns the function that unregisters it."""
         return self.approvals.add_handler(handler)
+
+    def answer(self, request_id: str, text: str, by: str = "user") -> None:
+        """Answer a pending question of the ``question`` tool (the text the model reads).
+        Safe to call from any thread."""
+        self.questions.answer(request_id, text, by)
+
+    def on_question(self, handler: QuestionHandler) -> Callable[[], None]:
+        """Register a question handler: it gets each ``QuestionRequest`` and returns the answer
+        text at once, or None and lets ``answer`` reply later. While one is registered the
+        question tool waits for answers instead of saying no one can answer. Returns the
+        function that unregisters it."""
+        return self.questions.add_handler(handler)
 
     # -- models and running ---------------------------------------------------------------
 

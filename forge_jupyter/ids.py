@@ -14,7 +14,8 @@ import time
 from collections.abc import Iterable
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_PREFIXES = {"session": "ses", "message": "msg", "part": "prt", "event": "evt", "approval": "apr"}
+_PREFIXES = {"session": "ses", "message": "msg", "part": "prt", "event": "evt", "approval": "apr",
+             "question": "qst"}
 
 _lock = threading.Lock()
 _last_ms = 0
@@ -44,7 +45,8 @@ def _next_stamp() -> tuple[int, int]:
 
 
 def new_id(kind: str) -> str:
-    """A new id for ``kind`` (session, message, part, event, approval)."""
+    """A new id for ``kind`` (session, message, part, event, approval,
+    question)."""
     prefix = _PREFIXES[kind]
     ms, counter = _next_stamp()
     return f"{prefix}_{ms:012x}{counter:04x}{_random_tail()}"

@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 
 from ..errors import ForgeError
 from ..ids import match_short
-from . import command_magic, replay_cell
+from . import command_magic, panel, replay_cell
 from .controller import NotebookForge
 
 CELL_USAGE = """\
@@ -172,6 +172,10 @@ class ForgeMagics(Magics):
             if set_aside is not None:  # said live, kept on the turn's record (render/fresh_mark.py)
                 forge.announce(session.id, c.set_aside_notice(set_aside, session))
                 origin["fresh_start"] = set_aside.mark()
+            # The question tool joins where a person can click (a live widget, a side panel);
+            # each cell starts from Forge.flags again (controller.py), so it never sticks.
+            if view.widget is not None or panel.HUB.attached:
+                forge.flags = forge.flags | {"question"}  # (tools/question.py)
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,

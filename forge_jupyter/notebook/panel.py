@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import answering
 from . import panel_protocol as proto
 
 log = logging.getLogger(__name__)
@@ -140,6 +141,8 @@ class PanelHub:
             self._hello(comm)
         elif isinstance(command, proto.Approve):
             self._approve(comm, command)
+        elif isinstance(command, proto.AnswerQuestion):
+            self._answer(comm, command)
         else:
             self._stop(comm, command)
 
@@ -181,11 +184,24 @@ class PanelHub:
         except Exception as exc:  # answered meanwhile, the run ended
             self._send(comm, proto.notice(f"That approval could not be sent: {exc}"))
 
+    def _answer(self, comm: Any, command: proto.AnswerQuestion) -> None:
+        forge = self._forge_asking(command.request_id)
+        if forge is None:
+            failed = ("That answer could not be sent: the question was already answered, or "
+                      "its run has ended.")
+        else:
+            failed = answering.answer_from_view(forge, {"type": "answer", "text": command.text,
+                                                        "request_id": command.request_id},
+                                                by="panel")
+        if failed:
+            self._send(comm, proto.notice(failed))
+
     def _forge_asking(self, request_id: str) -> Any:
         forges = [v.forge for v in list(self._live.values())]
         forges.append(proto.built_forge(self.controller))
         for forge in dict.fromkeys(f for f in forges if f is not None):
-            if any(r.id == request_id for r in forge.approvals.pending()):
+            asked = [*forge.approvals.pending(), *getattr(forge, "questions", forge.approvals).pending()]
+            if any(r.id == request_id for r in asked):
                 return forge
         return None
 
@@ -211,7 +227,7 @@ class PanelHub:
             return
         with self._lock:
             if id(forge) not in self._bound:
-                self._bound[id(forge)] = (forge, forge.on_approval(lambda request: None))
+                self._bound[id(forge)] = (forge, answering.listen(forge))
 
     def _bind_all(self) -> None:
         self._bind(proto.built_forge(self.controller))
@@ -230,11 +246,7 @@ class PanelHub:
         unless a panel is attached, which can answer them."""
         if view.forge is None or self._attached:
             return
-        for request in view.forge.approvals.pending(view.session_id):
-            try:
-                view.forge.approve(request.id, "deny", reason, by="forge")
-            except Exception:
-                log.debug("forge: approval already answered", exc_info=True)
+        answering.close_waiting(view.forge, view.session_id, reason)  # and its questions
 
     # -- the turns (called by TurnView) ---------------------------------------------------
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 PROTOCOL = 1  # sent in the comm's open data and in every info; bumped on incompatible changes
-TYPES = ("hello", "approve", "stop")
+TYPES = ("hello", "approve", "answer", "stop")
 ANSWERS = ("once", "session", "deny")
 MAX_ID = 100  # characters of an id (ours are 30)
 MAX_REASON = 2000  # characters of a deny reason (the model reads it)
+MAX_ANSWER = 10_000  # characters of an answer to the question tool (session/question.py)
 PROMPT_MAX = 64 * 1024  # characters of the prompt a turn message carries
 _ID = re.compile(rf"[A-Za-z0-9_]{{1,{MAX_ID}}}")
 
@@ -39,12 +40,18 @@ class Approve:
 
 
 @dataclass(frozen=True)
+class AnswerQuestion:
+    request_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Stop:
     session_id: str
     turn_id: str
 
 
-Command = Hello | Approve | Stop
+Command = Hello | Approve | AnswerQuestion | Stop
 
 
 def _shown(value: Any) -> str:
@@ -57,7 +64,8 @@ def _id(data: dict[str, Any], key: str, *, required: bool) -> str:
     value = data.get(key)
     if value is None or value == "":
         if required:
-            raise PanelError(f"{data['type']} needs {key}, the id of a pending approval (apr_…).")
+            raise PanelError(f"{data['type']} needs {key}, the id of a pending approval (apr_…) "
+                             "or question (qst_…).")
         return ""
     if not isinstance(value, str):
         raise PanelError(f"{data['type']}: {key} must be a string, not {type(value).__name__}.")
@@ -89,6 +97,17 @@ def parse(data: Any) -> Command:
             raise PanelError(f"approve: the reason is {len(reason):,} characters; keep it under "
                              f"{MAX_REASON:,}.")
         return Approve(request_id, answer, (reason.strip() or None) if reason else None)
+    if kind == "answer":
+        request_id = _id(data, "request_id", required=True)
+        text = data.get("text")
+        if not isinstance(text, str):
+            raise PanelError(f"answer: text must be a string, not {type(text).__name__}.")
+        if len(text) > MAX_ANSWER:
+            raise PanelError(f"answer: the answer is {len(text):,} characters; keep it under "
+                             f"{MAX_ANSWER:,}.")
+        if not text.strip():
+            raise PanelError("answer: the answer is empty; type an answer or pick an option.")
+        return AnswerQuestion(request_id, text)
     session_id = _id(data, "session_id", required=False)
     turn_id = _id(data, "turn_id", required=False)
     if not session_id and not turn_id:

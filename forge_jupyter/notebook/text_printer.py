@@ -111,9 +111,14 @@ class TextPrinter:
                     self.line("\n".join(f"  │ {ln}" for ln in text.split("\n")))
             elif kind == "display":
                 self.line(f"  [{op['data'].get('text/plain') or 'an image'}: shown in the widget]")
+            elif kind == "approval" and op["request"].get("kind") == "question":
+                self.line(f"? question: {op['request'].get('question')}")
             elif kind == "approval":
                 r = op["request"]
                 self.line(f"? {r['tool']} asks for approval (rule {r.get('rule')})")
+            elif kind == "answered" and op["answer"] in ("answered", "unanswered"):
+                said = op.get("text") if op["answer"] == "answered" else f"no answer — {op.get('reason')}"
+                self.line(f"  answer: {said}")
             elif kind == "answered":
                 reason = f" — {op['reason']}" if op.get("reason") else ""
                 self.line(f"  approval: {op['answer']}{reason}")

@@ -61,7 +61,7 @@ class TurnState:
             ops.append({"op": "approval", "request": a["request"]})
             if a["answer"] is not None:
                 ops.append({"op": "answered", "id": a["request"]["id"], "answer": a["answer"],
-                            "reason": a["reason"]})
+                            "reason": a["reason"], "text": a.get("text")})
         if self.done:
             ops.append({"op": "done"})
         return ops
@@ -168,6 +168,22 @@ class TurnState:
         pend.once({"op": "answered", "id": ev.request_id, "answer": ev.answer,
                    "reason": ev.reason})
 
+    def _question(self, ev: Any, pend: Pending) -> None:
+        """The question tool's card travels as an approval of kind "question": the same slot
+        in snapshots, the same header state, its own buttons (render/view.js)."""
+        request = {"id": ev.request_id, "part_id": ev.part_id, "tool": "question",
+                   "kind": "question", "question": ev.question, "options": list(ev.options)}
+        self.approvals[ev.request_id] = {"request": request, "answer": None, "reason": None}
+        pend.once({"op": "approval", "request": request})
+
+    def _question_answered(self, ev: Any, pend: Pending) -> None:
+        answer = "answered" if ev.text is not None else "unanswered"
+        a = self.approvals.get(ev.request_id)
+        if a is not None:
+            a["answer"], a["reason"], a["text"] = answer, ev.reason, ev.text
+        pend.once({"op": "answered", "id": ev.request_id, "answer": answer, "reason": ev.reason,
+                   "text": ev.text, "by": ev.by})
+
     def _event(self, ev: Any, pend: Pending) -> None:
         """Permission events say who decided a call: the card names them (a denied call is
         "denied by you in the widget", "by rule python:*=deny", "by forge: no one could
@@ -207,6 +223,8 @@ def _handlers() -> dict[type, Callable[[TurnState, Any, Pending], None]]:
             MessageUpdated,
             PartDelta,
             PartUpdated,
+            QuestionAnswered,
+            QuestionAsked,
             SessionStatus,
             ToolOutput,
         )
@@ -217,6 +235,7 @@ def _handlers() -> dict[type, Callable[[TurnState, Any, Pending], None]]:
             ToolOutput: TurnState._output, DisplayData: TurnState._display,
             ApprovalRequested: TurnState._asked, ApprovalAnswered: TurnState._answered,
             EventRecorded: TurnState._event,
+            QuestionAsked: TurnState._question, QuestionAnswered: TurnState._question_answered,
         })
     return _HANDLERS
 

@@ -7,7 +7,7 @@ bootstrap that renders with either (``widget_code``): saved notebooks stay small
 
 Protocol: custom widget messages, never a growing trait (docs/architecture.md, *The widget's
 protocol*): batches at most ``throttle_hz`` a second, snapshots answering a view's ``ready``
-or ``hello``; the view sends ``ready``, ``hello``, ``stop`` and ``approve``.
+or ``hello``; the view sends ``ready``, ``hello``, ``stop``, ``approve`` and ``answer``.
 
 A view shows at once (``show``), before the Forge and the session exist; ``follow`` then binds
 it to the session's events. When the turn ends, the widget's output is replaced by the static
@@ -36,7 +36,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from . import panel, saved_note, text_printer, widget_code
+from . import answering, panel, saved_note, text_printer, widget_code
 from .later import Later, call_later
 from .turn_state import Pending, TurnState, event_types
 
@@ -176,8 +176,8 @@ class TurnView:
         self._unsubscribe = forge.bus.subscribe(self._on_event, session_id=session.id,
                                                 types=event_types())
         if self.widget is not None and self._printer is None:
-            # Someone can answer approvals while the widget is live.
-            self._remove_handler = forge.on_approval(self._approval_handler)
+            # Someone can answer approvals and questions while the widget is live.
+            self._remove_handler = answering.listen(forge)
         panel.HUB.followed(self)
         with self._lock:
             self._flush()  # "loading" gives way to "working"
@@ -340,18 +340,13 @@ class TurnView:
                 if self._printer is not None and not self._finished:
                     self._printer = None  # a view appeared late: it takes over from the text
                     if self._remove_handler is None and self._following:
-                        self._remove_handler = self.forge.on_approval(self._approval_handler)
+                        self._remove_handler = answering.listen(self.forge)
                 self._send_snapshot()
-        elif kind == "approve":
-            if self.forge is None or self._finished:
-                self._notice("That approval could not be sent: the run has ended.")
-                return
-            answer = content.get("answer")
-            reason = content.get("reason") or None
-            try:
-                self.forge.approve(str(content.get("request_id")), str(answer), reason, by="widget")
-            except Exception as exc:  # already answered, the run ended, a bad answer
-                self._notice(f"That approval could not be sent: {exc}")
+        elif kind in ("approve", "answer"):  # an approval's button, a question's answer
+            failed = answering.answer_from_view(None if self._finished else self.forge,
+                                                content, by="widget")
+            if failed:
+                self._notice(failed)
         elif kind == "code":  # a bootstrap without the labextension asks for the renderer
             self._send(widget_code.code_message())
         elif kind == "stop":
@@ -368,9 +363,6 @@ class TurnView:
             self.state.notices.append(notice)
             self._pending.once({"op": "notice", **notice})
             self._flush()
-
-    def _approval_handler(self, request: Any) -> None:
-        return None  # the person answers in the widget, later
 
     # -- no view: text --------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from ..tools.base import Tool
 from ..tools.permission import Rule
 from ..tools.registry import ToolRegistry
 from .approval import Approvals
+from .question import Questions
 from .retry import RetryPolicy
 
 
@@ -28,6 +29,7 @@ class Host(Protocol):
     projection: Projection
     bus: Bus
     approvals: Approvals
+    questions: Questions
     registry: ToolRegistry
     builtins: dict[str, Tool]  # the builtin tools: what the lean profile may shorten or drop
     agents: AgentSet

@@ -53,6 +53,14 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
             f"session {sid} has a tool call waiting for your approval ({r.tool}, request {r.id}); "
             f"answer it first: forge.approve({r.id!r}, 'once' | 'session' | 'deny')."
         )
+    asked = forge.questions.pending(sid)
+    if asked:  # the same rule for the question tool (seed: "approvals or questions pending")
+        q = asked[0]
+        raise ApprovalPending(
+            f"session {sid} has a question waiting for your answer ({q.question[:80]!r}, "
+            f"request {q.id}); answer it first: session.answer({q.id!r}, 'your answer'), or in "
+            "the notebook's card — or stop the run."
+        )
     run = runner.claim(id(store), sid)
     leased = False
     heartbeat: asyncio.Task | None = None

@@ -112,6 +112,17 @@ class Session:
     def pending_approvals(self) -> list:
         return self.forge.approvals.pending(self.id)
 
+    def answer(self, request_id: str, text: str, by: str = "user") -> None:
+        """Answer one of this session's pending questions (the ``question`` tool's)."""
+        if not any(q.id == request_id for q in self.pending_questions):
+            raise NotFound(f"no pending question {request_id!r} in session {self.id} "
+                           "(already answered, its run ended, or another session's)")
+        self.forge.questions.answer(request_id, text, by)
+
+    @property
+    def pending_questions(self) -> list:
+        return self.forge.questions.pending(self.id)
+
     def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
         """A new session sharing this one's messages up to ``at`` (default: the last)."""
         store = self.forge.store

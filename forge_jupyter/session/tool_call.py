@@ -40,7 +40,8 @@ async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> T
                          f"{part.raw_input[:200]!r}. Call the tool again with a JSON object.")
         return None
     problems = tool.validation_errors(part.input)
-    if problems:
+    if problems:  # jsonschema quotes the value: a 1 MB argument must not come back whole
+        problems = [p if len(p) <= 300 else f"{p[:150]}…{p[-149:]}" for p in problems[:10]]
         _fail(ctx, part, f"Invalid arguments for {part.tool}: " + "; ".join(problems))
         return None
     signature = (part.tool, json.dumps(part.input, sort_keys=True))

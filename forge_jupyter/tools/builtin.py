@@ -13,6 +13,7 @@ def builtin_tools() -> list[Tool]:
     from .history import history_tool
     from .list import list_tool
     from .python import python_tool
+    from .question import question_tool
     from .read import read_tool
     from .sql import sql_tool
     from .task import task_tool
@@ -22,4 +23,4 @@ def builtin_tools() -> list[Tool]:
 
     return [python_tool(), variables_tool(), sql_tool(), read_tool(), list_tool(), glob_tool(),
             grep_tool(), write_tool(), edit_tool(), apply_patch_tool(), history_tool(), task_tool(),
-            webfetch_tool()]
+            webfetch_tool(), question_tool()]

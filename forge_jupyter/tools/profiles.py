@@ -36,6 +36,9 @@ LEAN: dict[str, str] = {
     # edit's counterpart for GPT-5-family models (registry.wants_apply_patch), trained on it
     "apply_patch": "Add, update (@@ hunks of ' ', '-', '+' lines), move or delete files under "
                    "the session's root with one '*** Begin Patch' … '*** End Patch' patch.",
+    # offered only under the question flag (a live notebook view, or asked for)
+    "question": "Ask the user one question (optional `options` to pick from) and wait for the "
+                "answer; only when you cannot go on without them.",
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ToolError
 from ..model import SubtaskPart
 from .base import Tool, ToolContext, ToolResult
+from .permission import Rule
 
 
 async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -35,6 +36,8 @@ async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 inherited.extend(rules)
         # what the parent's agent denies, the child may not do either
         inherited.extend(r for r in dict(run.permissions.layers).get("agent", ()) if r.action == "deny")
+    # No view follows a child session: a question it asked would wait where nobody sees it.
+    inherited.append(Rule("question", "*", "deny"))
     answer = await child.prompt_async(args["prompt"], agent=agent, permissions=inherited,
                                       model=run.model)
     if answer.status != "completed":

@@ -13,7 +13,7 @@ import time
 import pytest
 from lab_helpers import NOTE_TOOL, NotebookPage, forge_cell
 
-from forge_jupyter.testing import Turn, text, tool_call
+from forge_jupyter.testing import Turn, delay, text, tool_call
 
 pytestmark = pytest.mark.slow
 
@@ -227,4 +227,44 @@ def test_untrusted_model_html_runs_nothing(page, lab, script):
         links.nth(i).click()
     page.wait_for_timeout(300)
     assert page.evaluate("window.__forgePwned") is None
+    assert not page.forge_errors
+
+
+def test_a_question_card_shows_its_options_and_a_click_answers_the_model(page, lab, script):
+    """The question tool (tools/question.py): the card shows the question and its options as
+    buttons (text, never HTML); a click sends the answer over the widget's comm, the model
+    reads it, the card says what was answered, and the record keeps it."""
+    options = ["North", "South <b>bold</b>"]
+    script.add(Turn([tool_call("question", {"question": "Which region first?", "options": options})]),
+               Turn([delay(2.0), text("Starting with the South.")]))
+    lab.write_notebook("question.ipynb", [LOAD, forge_cell("Plan the analysis.")])
+    nb = NotebookPage(page, lab, "question.ipynb").open()
+    nb.run_cell(0)
+    nb.wait_idle(0)
+    n = len(script.requests)
+    nb.run_cell(1)
+    card = nb.widget(1).locator("[data-testid=question]")
+    card.wait_for()
+    assert card.locator("[data-testid=question-text]").inner_text() == "Which region first?"
+    buttons = card.locator("[data-testid=question-option]")
+    assert buttons.all_inner_texts() == options
+    assert card.locator("b").count() == 0  # the option's markup is text
+    assert card.locator("[data-testid=question-input]").is_visible()
+    assert nb.widget(1).locator("[data-testid=status]").inner_text() == "Waiting for your answer"
+    tool = nb.widget(1).locator("[data-testid=tool][data-tool=question]")
+    assert tool.locator("[data-testid=tool-state]").inner_text() == "awaiting your answer"
+    nb.screenshot("question-asked")
+    time.sleep(0.5)
+    assert nb.busy(1), "the cell waits for the answer"
+    buttons.nth(1).click()
+    answered = nb.widget(1).locator("[data-testid=question-answer]")
+    answered.wait_for(timeout=10_000)  # while the model's next reply is on its way (2 s)
+    assert answered.inner_text() == "Answered by you, in the widget: South <b>bold</b>"
+    nb.wait_idle(1, timeout=30)
+    assert "question" in script.requests[n].tools
+    told = [m for m in script.requests[n + 1].messages if m.get("role") == "tool"]
+    assert told[-1]["content"] == "The user answered: South <b>bold</b>"
+    record = [o for o in nb.outputs(1) if o["output_type"] == "display_data"]
+    html = record[0]["data"]["text/html"]
+    assert "The user answered: South &lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold" not in html
     assert not page.forge_errors

@@ -16,8 +16,8 @@ from forge_jupyter.errors import InvalidOption
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools.profiles import LEAN
 
-LEAN_TOOLS = sorted(set(LEAN) - {"apply_patch"})  # edit, python, read, sql, variables
-# (apply_patch is edit's counterpart for GPT-5-family models; these tests use other models)
+LEAN_TOOLS = sorted(set(LEAN) - {"apply_patch", "question"})  # edit, python, read, sql, variables
+# (apply_patch: edit's counterpart for GPT-5-family models; question: only under its flag)
 FULL_TOOLS = sorted(["python", "variables", "sql", "read", "list", "glob", "grep", "write",
                      "edit", "history", "task", "memory_search", "memory_get"])
 

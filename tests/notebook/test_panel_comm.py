@@ -235,6 +235,33 @@ def test_an_ask_in_a_cell_is_answered_from_the_panel(kernel, server, panel):
     assert notice["kind"] == "notice" and "already answered" in notice["message"]
 
 
+def test_a_question_is_offered_while_a_panel_is_attached_and_answered_there(kernel, server, panel):
+    # The question tool (tools/question.py): no widget here (Forge.widget is off), but the
+    # attached panel can show the card, so the tool is offered and waits for the panel's answer.
+    n = len(server.requests)
+    server.add(Turn([tool_call("question", {"question": "Which year?", "options": ["2023", "2024"]})]),
+               Turn.text("Using 2023."))
+    asked: list[dict[str, Any]] = []
+
+    def answer(comm_id: str, data: dict[str, Any]) -> None:
+        for op in data.get("ops", []) if comm_id == panel else []:
+            if op["op"] == "approval" and op["request"].get("kind") == "question" and not asked:
+                asked.append(op["request"])
+                kernel.send(panel, {"type": "answer", "request_id": op["request"]["id"],
+                                    "text": "2023"}, wait=False)
+
+    r = kernel.run("%%forge\nAnalyse.", on_comm=answer)
+    assert r.status == "ok" and "Using 2023." in r.stdout
+    assert "question" in server.requests[n].tools
+    assert asked[0]["question"] == "Which year?" and asked[0]["options"] == ["2023", "2024"]
+    told = [m for m in server.requests[n + 1].messages if m.get("role") == "tool"]
+    assert told[-1]["content"] == "The user answered: 2023"
+    [done] = [o for o in ops(kernel.received[panel], "answered") if o["id"] == asked[0]["id"]]
+    assert (done["answer"], done["text"], done["by"]) == ("answered", "2023", "panel")
+    [notice] = kernel.send(panel, {"type": "answer", "request_id": asked[0]["id"], "text": "again"})
+    assert notice["kind"] == "notice" and "already answered" in notice["message"]
+
+
 def test_a_cell_whose_widget_never_rendered_keeps_its_ask_for_the_panel(kernel, server, panel):
     # A widget frontend that never says ready: after ~1.5 s the cell falls back to text, which
     # denies an ask already waiting when nobody else can answer; a panel attached can.
@@ -354,6 +381,12 @@ def test_the_kernel_sends_model_and_prompt_text_as_data_never_html(kernel, serve
     {"type": "approve", "request_id": "apr_x", "answer": "deny", "reason": "x" * 1_000_000},
     {"type": "approve", "request_id": "apr_x", "answer": "deny", "reason": ["no"]},
     {"type": "approve", "request_id": "apr_nope", "answer": "once"},
+    {"type": "answer"}, {"type": "answer", "request_id": "qst_x"},
+    {"type": "answer", "request_id": "qst_x", "text": ["2024"]},
+    {"type": "answer", "request_id": "qst_x", "text": "   "},
+    {"type": "answer", "request_id": "qst_x", "text": "x" * 1_000_000},
+    {"type": "answer", "request_id": "../qst_x", "text": "2024"},
+    {"type": "answer", "request_id": "qst_nope", "text": "2024"},
     {"type": "stop"}, {"type": "stop", "session_id": {"$gt": ""}}, {"type": "stop", "session_id": "ses_nope"},
     {"type": "__proto__"}, {"type": "eval", "code": "import os"},
 ])

@@ -1,7 +1,8 @@
 // The host a TurnView (../render/view.js) talks to, for a turn shown in the panel. In a cell
 // the host is the anywidget model; here it is this adapter, which offers the two calls the
 // view makes — get(key) and send(msg) — and turns what the view sends into the comm's
-// messages (docs/api.md): approve as it is, stop naming the turn, hello for a fresh snapshot.
+// messages (docs/api.md): approve and answer as they are, stop naming the turn, hello for a
+// fresh snapshot.
 
 export interface ISender {
   send(data: Record<string, unknown>): void;
@@ -28,6 +29,9 @@ export class CommModel {
         this.link.send({
           type: 'approve', request_id: msg.request_id, answer: msg.answer, reason: msg.reason ?? null
         });
+        break;
+      case 'answer':
+        this.link.send({ type: 'answer', request_id: msg.request_id, text: msg.text });
         break;
       case 'stop':
         this.link.send({ type: 'stop', session_id: this.sessionId, turn_id: this.turnId });

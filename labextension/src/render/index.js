@@ -4,7 +4,8 @@
 // saved notebook carries (forge_jupyter/static/widget_boot.js) delegates to either.
 // Protocol (see forge_jupyter/notebook/widget.py): the view says {type: "ready"} when it renders
 // and gets a snapshot; then batches of ops arrive, at most ~30 a second. Buttons send
-// {type: "approve", request_id, answer, reason} and {type: "stop"}.
+// {type: "approve", request_id, answer, reason}, {type: "answer", request_id, text} (the question
+// tool's card) and {type: "stop"}.
 // The styles are widget.css: the labextension's style/ imports it, esbuild bundles it apart.
 import { TurnView } from "./view.js";
 

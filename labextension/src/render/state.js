@@ -13,7 +13,9 @@ export class TurnState {
     this.parts = new Map(); // id -> part row (read-only: shared with other views, see delta)
     this.outputs = new Map(); // part id -> live output text (tail)
     this.displays = new Map(); // part id -> [mime bundle]
-    this.approvals = new Map(); // request id -> {id, part_id, tool, input, rule, answer, reason}
+    // request id -> {id, part_id, tool, input, rule, answer, reason}; a question tool's card is
+    // one of kind "question" ({question, options}; answer "answered" with its text, or "unanswered")
+    this.approvals = new Map();
     this.decisions = new Map(); // tool part id -> {answer, by, rule, reason}: who allowed or denied it
     this.notices = [];
     this.status = { status: "busy", detail: {} };
@@ -80,6 +82,8 @@ export class TurnState {
         if (r !== undefined) {
           r.answer = op.answer;
           r.reason = op.reason;
+          r.text = op.text === undefined ? null : op.text;
+          r.by = op.by || null;
           if (r.part_id) this.markPart(r.part_id);
         }
         this.dirty.header = true;

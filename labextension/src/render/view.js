@@ -104,6 +104,12 @@ export class TurnView {
     this.send({ type: "approve", request_id: request.id, answer, reason: reason || null });
   }
 
+  reply(request, text, wrap) {
+    for (const el of wrap.querySelectorAll("button, input")) el.disabled = true;
+    wrap.dataset.sending = "answer";
+    this.send({ type: "answer", request_id: request.id, text });
+  }
+
   // -- drawing -----------------------------------------------------------------------------
 
   draw() {
@@ -158,7 +164,8 @@ export class TurnView {
       label = kind === "completed" ? "Done" : STATUS_WORDS[kind] || kind;
     } else if (s.pendingApprovals().length) {
       kind = "approval";
-      label = "Waiting for your approval";
+      label = s.pendingApprovals().some((a) => a.kind === "question")
+        ? "Waiting for your answer" : "Waiting for your approval";
     } else if (s.status.status === "retry") {
       kind = "retry";
       const { attempt, wait } = s.status.detail;
@@ -305,7 +312,7 @@ export class TurnView {
     const denied = p.state === "error" && p.metadata && p.metadata.permission === "denied";
     const decision = s.decisions.get(p.id);
     let stateLabel = p.state;
-    if (waiting) stateLabel = "awaiting approval";
+    if (waiting) stateLabel = approval.kind === "question" ? "awaiting your answer" : "awaiting approval";
     else if (denied) stateLabel = "denied";
     // A title that only repeats the tool's name says nothing ("variables — variables").
     const title = p.title && p.title !== p.tool ? p.title : summarizeInput(p);
@@ -374,6 +381,7 @@ export class TurnView {
   }
 
   approvalEl(a, orphan) {
+    if (a.kind === "question") return this.questionEl(a);
     const wrap = h("div", { class: "forge-approval", "data-testid": "approval", "data-request-id": a.id });
     if (a.answer !== null) {
       const decision = this.state.decisions.get(a.part_id);
@@ -403,6 +411,35 @@ export class TurnView {
       button("session", "Allow for session", "approve-session", ""),
       button("deny", "Deny", "deny", "forge-danger"),
       reason));
+    return wrap;
+  }
+
+  // The question tool's card: the question, its options as buttons, a text box for any other
+  // answer; once over, what was answered (or why not). All text nodes: nothing is HTML.
+  questionEl(a) {
+    const wrap = h("div", { class: "forge-approval forge-question", "data-testid": "question",
+      "data-request-id": a.id }, h("div", { class: "forge-question-text", "data-testid": "question-text" }, a.question || ""));
+    if (a.answer !== null) {
+      wrap.dataset.answer = a.answer;
+      const who = a.by && a.by !== "user" && a.by !== "forge" ? ` by ${WHO[a.by] || a.by}` : "";
+      wrap.append(h("div", { class: "forge-approval-answer", "data-testid": "question-answer" },
+        a.answer === "answered" ? `Answered${who}: ${a.text}` : `Not answered — ${a.reason || "the question is over"}`));
+      return wrap;
+    }
+    const input = h("input", {
+      class: "forge-approval-reason", type: "text", maxlength: "10000", "data-testid": "question-input",
+      "data-key": `answer:${a.id}`, placeholder: "Your answer (or pick an option)",
+      onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); send(input.value); } },
+    });
+    const send = (text) => (text.trim() ? this.reply(a, text.trim(), wrap) : input.focus());
+    const options = (a.options || []).map((o) => h("button", {
+      type: "button", class: "forge-button", "data-testid": "question-option", onclick: () => send(o),
+    }, o));
+    if (options.length) wrap.append(h("div", { class: "forge-approval-actions" }, options));
+    wrap.append(h("div", { class: "forge-approval-actions" }, input, h("button", {
+      type: "button", class: "forge-button forge-primary", "data-testid": "question-send",
+      onclick: () => send(input.value),
+    }, "Send")));
     return wrap;
   }
 
