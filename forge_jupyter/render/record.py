@@ -36,6 +36,7 @@ from .fresh_mark import fresh_line
 from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
 from .numbers import seconds, usage
 from .replay_mark import message_replay_line, replay_line
+from .sources import sources_of
 
 SHORT_OUTPUT_LINES = 6  # tool outputs up to this many lines are shown open
 OUTPUT_LIMIT = 4_000  # characters of a tool output kept in the static record
@@ -92,6 +93,10 @@ def _message_blocks(message: Message) -> list[str]:
     blocks = [markdown_html(message.text) if message.text else paragraph("<em>(no text)</em>")]
     if message.role != "assistant":
         return blocks
+    if sources := sources_of(message.parts):
+        links = " · ".join(f'<a href="{escape(url)}" title="{escape(url)}">{text(title)}</a>'
+                           for url, title in sources)
+        blocks.append(paragraph(f"<sub>Sources: {links}</sub>"))
     status = _status_line(message)
     if status is not None:
         word, _, why = status.partition(": ")
@@ -114,6 +119,8 @@ def message_text(message: Message) -> str:
         status = _status_line(message)
         if status is not None:
             lines.append(status)
+        if sources := sources_of(message.parts):
+            lines.append("Sources:\n" + "\n".join(f"- {title} <{url}>" for url, title in sources))
         lines.append(usage(message.tokens, message.cost, message.model))
         if mark := message_replay_line(message):
             lines.append(mark)

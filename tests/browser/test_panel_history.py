@@ -69,6 +69,32 @@ def write_long(store: DuckDBStore, name: str, count: int, **fields: object) -> s
     return session.id
 
 
+CITED = [{"type": "web_search_result_location", "url": "https://www.python.org/downloads/",
+          "title": "Python <b>3.13</b>", "cited_text": "3.13.0 is the newest"},
+         {"type": "url_citation", "url_citation": {"url": "https://docs.python.org/3/",
+                                                   "title": ""}},
+         {"url": "javascript:window.__forgePwned=8", "title": HOSTILE_IMG},
+         {"url": "https://www.python.org/downloads/", "title": "the same page again"}]
+
+
+def write_cited(store: DuckDBStore) -> str:
+    """A search answer as a provider's web search leaves it: a text part with its citations."""
+    session = store.create_session(SessionInfo(name="cited-search", title="Cited search"))
+    ask = Message(session_id=session.id, role="user", status="completed", completed_at=now())
+    answer = Message(session_id=session.id, role="assistant", status="completed",
+                     completed_at=now(), parent_id=ask.id)
+    store.write([
+        PutMessage(ask), PutPart(TextPart(session_id=session.id, message_id=ask.id,
+                                          text="When was Python 3.13 released?",
+                                          time_start=now(), time_end=now())),
+        AppendMessage(session.id, ask.id), PutMessage(answer),
+        PutPart(TextPart(session_id=session.id, message_id=answer.id,
+                         text="On 7 October 2024.", time_start=now(), time_end=now(),
+                         metadata={"citations": CITED})),
+        AppendMessage(session.id, answer.id)])
+    return session.id
+
+
 @pytest.fixture(scope="module")
 def stored(lab, model_server) -> Stored:
     db = lab.root.parent / "forge.duckdb"  # the file the lab's server and kernels use
@@ -79,6 +105,7 @@ def stored(lab, model_server) -> Stored:
     out.ids["long"] = write_long(store, "long-read", LONG, title="A long read")
     out.ids["hostile"] = write_long(store, HOSTILE_TITLE, 2, title=HOSTILE_TITLE + " " + PAYLOAD,
                                     metadata={"notebook": HOSTILE_TITLE + ".ipynb"})
+    out.ids["cited"] = write_cited(store)
     forge = Forge(db=str(db), builtin_tools=False, load_plugins=False,
                   retry=RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02),
                   **model_server.model_kwargs())
@@ -126,7 +153,7 @@ def test_search_finds_an_old_session_and_its_history_shows_the_compaction(page, 
     panel.page.wait_for_function(
         "() => document.querySelectorAll('#forge-jupyter-panel [data-testid=session-row]').length > 30")
     assert more.is_hidden()
-    assert rows.count() == FILLERS + 5  # long, hostile, the trip, its fork, its replay
+    assert rows.count() == FILLERS + 6  # long, hostile, cited, the trip, its fork, its replay
 
     # Message text is searched too; the fork sits under the session it branched from.
     panel.search("STONE town")
@@ -192,6 +219,19 @@ def test_search_finds_an_old_session_and_its_history_shows_the_compaction(page, 
     tag = turn.locator("[data-testid=replayed-tag]").inner_text()
     assert tag.startswith("↻ replayed · recorded ") and tag.endswith(" with openai/fake-model"), tag
     assert "Fly to Zanzibar in June" in turn.inner_text()
+
+    # An answer of a provider's web search lists the pages it cited: http(s) links only.
+    panel.tid("history-back").click()
+    panel.search("Cited search")
+    panel.root.locator(f"[data-session-id={stored.ids['cited']}]").click()
+    history.and_(panel.page.locator("[data-complete=true]")).wait_for()
+    sources = body.locator("[data-testid=sources]")
+    assert sources.inner_text() == ("Sources: Python <b>3.13</b> · https://docs.python.org/3/")
+    links = sources.locator("a")
+    assert [links.nth(i).get_attribute("href") for i in range(links.count())] == [
+        "https://www.python.org/downloads/", "https://docs.python.org/3/"]
+    assert links.first.get_attribute("rel") == "noopener noreferrer nofollow"
+    assert page.evaluate("window.__forgePwned") is None
     assert not page.forge_errors
 
 

@@ -107,6 +107,34 @@ def test_message_html_says_cost_unknown_estimates_and_errors():
     assert render.message_html(no_text) == "<p><em>(no text)</em></p>"
 
 
+def test_an_answer_lists_the_pages_its_web_search_cited_as_safe_links():
+    """Citations as the providers send them (Anthropic's and OpenAI's), hostile ones beside
+    them: each page once as an http(s) link with its title as text; the rest never a link."""
+    cited = [{"type": "web_search_result_location", "url": "https://www.python.org/downloads/",
+              "title": "Python <b>3.13</b>", "cited_text": "…"},
+             {"type": "url_citation", "url_citation": {"url": "https://docs.python.org/3/",
+                                                       "title": "What's <new>"}},
+             {"url": "javascript:alert(1)", "title": "<img src=x onerror=alert(2)>"},
+             {"url": 'https://ex.com/"onmouseover="alert(3)', "title": "quoted"},
+             {"url": "https://www.python.org/downloads/", "title": "again"}]
+    first = part(TextPart, text="Released in October.", metadata={"citations": cited[:2]})
+    second = part(TextPart, text=" More.", metadata={"citations": cited[2:]})
+    m = assistant(first, second, status="completed")
+    html = render.message_html(m)
+    tree = check_html(html)
+    links = [dict(a) for tag, a in tree.elements if tag == "a"]
+    assert [a["href"] for a in links] == ["https://www.python.org/downloads/",
+                                          "https://docs.python.org/3/",
+                                          'https://ex.com/"onmouseover="alert(3)']
+    assert all(set(a) <= {"href", "title", "target", "rel"} for a in links)
+    assert "Sources: " in html and "Python &lt;b&gt;3.13&lt;/b&gt;</a>" in html
+    assert "javascript" not in html and "onerror" not in html.replace("&lt;", "")
+    text = render.message_text(m)
+    assert "Sources:\n- Python <b>3.13</b> <https://www.python.org/downloads/>\n" in text
+    assert "- What's <new> <https://docs.python.org/3/>" in text
+    assert "Sources" not in render.message_html(assistant(part(TextPart, text="plain")))
+
+
 def test_turn_work_is_everything_but_the_final_answer():
     user = Message(session_id=SID, role="user", status="completed")
     user.parts = [TextPart(session_id=SID, message_id=user.id, text="the prompt")]

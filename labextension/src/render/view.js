@@ -3,7 +3,7 @@
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { receive, TurnState } from "./state.js";
-import { count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
+import { citedSources, count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
 
 const LONG_OUTPUT_LINES = 12;
 const LONG_OUTPUT_CHARS = 1500;
@@ -281,7 +281,8 @@ export class TurnView {
       return h("details", { class: "forge-summary-text", "data-key": `summary:${p.id}` },
         h("summary", {}, "Summary of the earlier conversation"), body);
     }
-    return body;
+    const sources = citedSources((p.metadata || {}).citations);
+    return sources.length ? h("div", {}, body, sourcesEl(sources)) : body;
   }
 
   reasoningEl(p) {
@@ -525,4 +526,13 @@ function displayEl(bundle) {
     });
   }
   return h("pre", { class: "forge-display-text" }, label);
+}
+
+// The pages a provider's web search cited for a text: links out (a new tab, no referrer),
+// titles as text; citedSources lets through absolute http(s) URLs only.
+function sourcesEl(sources) {
+  const links = sources.map(([url, title], i) => [i ? " · " : "", h("a", {
+    href: url, title: url, target: "_blank", rel: "noopener noreferrer nofollow",
+  }, title)]);
+  return h("div", { class: "forge-sources", "data-testid": "sources" }, "Sources: ", links);
 }

@@ -45,3 +45,31 @@ export function usage(tokens, cost, model) {
   if (t.estimated) bits.push("tokens estimated");
   return bits.join(" · ");
 }
+
+// no space, control character or Unicode blank anywhere in a link (as sources.py spells it)
+const SOURCE_URL = /^https?:\/\/[^\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]+$/i;
+
+/** The pages a provider's web search cited (a text part's metadata.citations, as the wire had
+ *  them: Anthropic's url/title, OpenAI's url_citation), once each, first cited first, as
+ *  [url, title]; only absolute http(s) URLs, titles as plain text. Mirrors
+ *  forge_jupyter/render/sources.py (cited_sources). */
+export function citedSources(citations) {
+  const out = [];
+  const seen = new Set();
+  for (const item of Array.isArray(citations) ? citations : []) {
+    if (!item || typeof item !== "object" || Array.isArray(item)) continue;
+    const inner = item.url_citation;
+    const source = inner && typeof inner === "object" && !Array.isArray(inner) ? inner : item;
+    const { url, title } = source;
+    if (typeof url !== "string" || Array.from(url).length > 2048 || !SOURCE_URL.test(url)
+        || seen.has(url)) continue;
+    seen.add(url);
+    let words = typeof title === "string"
+      ? title.replace(/[\x00-\x20\x7f]/g, " ").split(" ").filter(Boolean).join(" ") : "";
+    const chars = Array.from(words);
+    if (chars.length > 120) words = chars.slice(0, 119).join("") + "…";
+    out.push([url, words || url]);
+    if (out.length === 20) break;
+  }
+  return out;
+}
