@@ -43,6 +43,7 @@ from .turn_state import Pending, TurnState, event_types
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT = 1.5  # seconds for a view to say it rendered before the turn goes to text
+CODE_TIMEOUT = 10.0  # …once it asked for the renderer (no labextension: ~90 KB to load)
 TEXT_MODE_ENV = "FORGE_WIDGET"
 KEEP_OPEN = 20  # finished turns whose widgets stay open for reloaded pages
 
@@ -349,6 +350,11 @@ class TurnView:
                 self._notice(failed)
         elif kind == "code":  # a bootstrap without the labextension asks for the renderer
             self._send(widget_code.code_message())
+            with self._lock:  # a view exists and is loading its renderer: give it the time
+                if not (self._ready or self._finished or self._printer is not None):
+                    if self._ready_timer is not None:
+                        self._ready_timer.cancel()
+                    self._ready_timer = self._call_later(CODE_TIMEOUT, self._check_ready, None)
         elif kind == "stop":
             if self._finished:
                 self._notice("Nothing to stop: the run has already ended.")

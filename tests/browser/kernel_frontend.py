@@ -128,6 +128,7 @@ class KernelFrontend:
         self.stdout: list[str] = []
         self.outputs: list[dict[str, Any]] = []  # display_data / update_display_data / execute_result
         self.answer_ready = True
+        self.first_message: dict[str, Any] | None = None
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -166,7 +167,9 @@ class KernelFrontend:
                 self.comm_id = content["comm_id"]
                 self.received.clear()
                 self.view = ViewState()
-                if self.answer_ready:
+                if self.first_message is not None:  # a bootstrap asks for the code first
+                    self.send_to_view(self.first_message)
+                elif self.answer_ready:
                     self.send_to_view({"type": "ready", "protocol": 1})
         elif kind == "comm_msg" and content.get("comm_id") == self.comm_id:
             data = content.get("data", {})

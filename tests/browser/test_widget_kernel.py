@@ -130,6 +130,30 @@ print(); print(view.fallback)
     assert [op["op"] for b in kernel.batches() for op in b.content["ops"]] == ["notice"]
 
 
+def test_a_view_loading_its_renderer_gets_longer_before_the_turn_goes_to_text(kernel):
+    """A frontend without the labextension first asks the kernel for the renderer
+    ({type: "code"}, ~90 KB): that view exists, so the 1.5 s wait for its ``ready`` is
+    re-armed with CODE_TIMEOUT instead of printing text beside the widget about to appear."""
+    kernel.first_message = {"type": "code"}
+    kernel.stdout.clear()
+    try:
+        kernel.run("""
+import forge_jupyter.notebook.widget as W
+W.CODE_TIMEOUT, s = 1.2, f.session()
+view = TurnView(f, s, ready_timeout=0.3); view.start()
+await asyncio.sleep(0.8)  # past ready_timeout: the view asked for its code meanwhile
+print('after 0.8 s', view.fallback)
+await asyncio.sleep(1.2)  # past CODE_TIMEOUT too, and still no ready: text
+print('after 2.0 s', view.fallback)
+view.finish([])
+""")
+    finally:
+        kernel.first_message = None
+    out = "".join(kernel.stdout)
+    assert "after 0.8 s False" in out and "after 2.0 s True" in out, out
+    assert [r.content.get("kind") for r in kernel.received][:1] == ["code"]
+
+
 def test_forge_widget_off_means_text_from_the_start(kernel, server):
     server.add(Turn.text("Plain from the first token."))
     kernel.outputs.clear()
