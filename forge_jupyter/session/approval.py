@@ -9,16 +9,14 @@ ask is denied at once with that reason: it never hangs.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bus import ApprovalAnswered, ApprovalRequested, Bus
-from ..errors import NotFound
+from ..bus import ApprovalAnswered, ApprovalRequested
 from ..ids import new_id
 from ..model import now
+from .waiting import Waiting
 
 ANSWERS = ("once", "session", "deny")
 
@@ -45,53 +43,13 @@ class Answer:
 Handler = Callable[[ApprovalRequest], Answer | str | None]
 
 
-class Approvals:
-    def __init__(self, bus: Bus) -> None:
-        self.bus = bus
-        self._lock = threading.Lock()
-        self._pending: dict[str, tuple[ApprovalRequest, asyncio.AbstractEventLoop, asyncio.Future]] = {}
-        self._handlers: list[Handler] = []
-
-    def add_handler(self, handler: Handler) -> Callable[[], None]:
-        """Register something that can answer: it may answer at once (return an Answer or
-        "once"/"session"/"deny") or return None and answer later via ``answer()``."""
-        with self._lock:
-            self._handlers.append(handler)
-
-        def remove() -> None:
-            with self._lock:
-                if handler in self._handlers:
-                    self._handlers.remove(handler)
-
-        return remove
-
-    @property
-    def can_answer(self) -> bool:
-        return bool(self._handlers)
-
-    def pending(self, session_id: str | None = None) -> list[ApprovalRequest]:
-        with self._lock:
-            return [r for r, _, _ in self._pending.values()
-                    if session_id is None or r.session_id == session_id]
+class Approvals(Waiting[ApprovalRequest]):
+    noun = "approval"
 
     async def ask(self, request: ApprovalRequest) -> Answer:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        with self._lock:
-            self._pending[request.id] = (request, loop, future)
-            handlers = list(self._handlers)
-        try:
-            self.bus.publish(ApprovalRequested(request.session_id, request.id, request.part_id,
-                                               request.tool, request.input, request.rule))
-            for handler in handlers:
-                immediate = handler(request)
-                if immediate is not None:
-                    self.answer(request.id, immediate)
-                    break
-            return await future
-        finally:
-            with self._lock:
-                self._pending.pop(request.id, None)
+        asked = ApprovalRequested(request.session_id, request.id, request.part_id, request.tool,
+                                  request.input, request.rule)
+        return await self._wait(request, asked, lambda r, answer: self.answer(r.id, answer))
 
     def answer(self, request_id: str, answer: Answer | str, reason: str | None = None,
                by: str = "user") -> None:
@@ -100,17 +58,5 @@ class Approvals:
             answer = Answer(answer, reason, by)
         if answer.answer not in ANSWERS:
             raise ValueError(f"an approval answer is one of {', '.join(ANSWERS)}, not {answer.answer!r}")
-        # Taken out under the lock, so of two answers racing (the widget and the side panel
-        # clicked at once) exactly one wins and is published; the other gets NotFound.
-        with self._lock:
-            found = self._pending.pop(request_id, None)
-        if found is None:
-            raise NotFound(f"no pending approval {request_id!r} (already answered, or the run ended)")
-        request, loop, future = found
-
-        def resolve() -> None:
-            if not future.done():
-                future.set_result(answer)
-
-        loop.call_soon_threadsafe(resolve)
+        request = self._settle(request_id, answer)
         self.bus.publish(ApprovalAnswered(request.session_id, request_id, answer.answer, answer.reason))

@@ -15,15 +15,13 @@ Handlers for questions and for approvals are kept apart: an approval handler tha
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..bus import Bus, QuestionAnswered, QuestionAsked
-from ..errors import NotFound
+from ..bus import QuestionAnswered, QuestionAsked
 from ..ids import new_id
 from ..model import now
+from .waiting import Waiting
 
 MAX_ANSWER = 10_000  # characters of an answer: the model reads it, the store keeps it
 NO_ONE = ("no one can answer questions here (no question handler is registered and no live "
@@ -66,62 +64,26 @@ def check_answer(text: object) -> str:
     return text
 
 
-class Questions:
+class Questions(Waiting[QuestionRequest]):
     """The questions waiting for a person, and who can answer them."""
 
-    def __init__(self, bus: Bus) -> None:
-        self.bus = bus
-        self._lock = threading.Lock()
-        self._pending: dict[str, tuple[QuestionRequest, asyncio.AbstractEventLoop, asyncio.Future]] = {}
-        self._handlers: list[QuestionHandler] = []
-
-    def add_handler(self, handler: QuestionHandler) -> Callable[[], None]:
-        """Register something that can answer: it may answer at once (return the text or a
-        Reply) or return None and answer later via ``answer()``. Returns the remover."""
-        with self._lock:
-            self._handlers.append(handler)
-
-        def remove() -> None:
-            with self._lock:
-                if handler in self._handlers:
-                    self._handlers.remove(handler)
-
-        return remove
-
-    @property
-    def can_answer(self) -> bool:
-        return bool(self._handlers)
-
-    def pending(self, session_id: str | None = None) -> list[QuestionRequest]:
-        with self._lock:
-            return [r for r, _, _ in self._pending.values()
-                    if session_id is None or r.session_id == session_id]
+    noun = "question"
 
     async def ask(self, request: QuestionRequest) -> Reply:
         """Wait for the answer; a cancel (Stop, abort, timeout) closes the question first."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        with self._lock:
-            self._pending[request.id] = (request, loop, future)
-            handlers = list(self._handlers)
-        try:
-            self.bus.publish(QuestionAsked(request.session_id, request.id, request.part_id,
-                                           request.question, tuple(request.options)))
-            for handler in handlers:
-                immediate = handler(request)
-                if immediate is not None:
-                    if isinstance(immediate, Reply):
-                        self._resolve(request.id, immediate)
-                    else:
-                        self.answer(request.id, immediate, by="handler")
-                    break
-            return await future
-        finally:
-            with self._lock:
-                still = self._pending.pop(request.id, None)
-            if still is not None:  # never answered: the card must not go on asking
-                self.bus.publish(QuestionAnswered(request.session_id, request.id, None,
-                                                  "forge", STOPPED))
+        asked = QuestionAsked(request.session_id, request.id, request.part_id, request.question,
+                              tuple(request.options))
+        return await self._wait(request, asked, self._answer_now)
+
+    def _answer_now(self, request: QuestionRequest, reply: Reply | str) -> None:
+        if isinstance(reply, Reply):
+            self._resolve(request.id, reply)
+        else:
+            self.answer(request.id, reply, by="handler")
+
+    def _unanswered(self, request: QuestionRequest) -> None:
+        # the card must not go on asking
+        self.bus.publish(QuestionAnswered(request.session_id, request.id, None, "forge", STOPPED))
 
     def answer(self, request_id: str, text: str, by: str = "user") -> None:
         """Answer a pending question from any thread (the text is checked first)."""
@@ -134,18 +96,6 @@ class Questions:
     def _resolve(self, request_id: str, reply: Reply) -> None:
         if reply.text is not None:
             reply = Reply(check_answer(reply.text), reply.by, reply.reason)
-        # Taken out under the lock: of two answers racing (the widget and the side panel)
-        # exactly one wins and is published; the other gets NotFound.
-        with self._lock:
-            found = self._pending.pop(request_id, None)
-        if found is None:
-            raise NotFound(f"no pending question {request_id!r} (already answered, or its run ended)")
-        request, loop, future = found
-
-        def resolve() -> None:
-            if not future.done():
-                future.set_result(reply)
-
-        loop.call_soon_threadsafe(resolve)
+        request = self._settle(request_id, reply)
         self.bus.publish(QuestionAnswered(request.session_id, request_id, reply.text, reply.by,
                                           reply.reason))
