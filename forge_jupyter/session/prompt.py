@@ -82,7 +82,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         # no prompt of the person's yet (a shell record may come first): this one titles it
         new_session = not any(is_person_turn(m) for m in view)
         turn = decide(forge, session.info, model=model, agent=agent, tools=tools,
-                      permissions=permissions or (), max_tokens=max_tokens)
+                      permissions=permissions or (), max_tokens=max_tokens, replaying=quiet)
         if budget is not None and new_text is not None:
             _check_budget(turn.model, turn.system, view, new_text, budget)
         writer = Writer(forge.projection, forge.bus, turn.scrubber)

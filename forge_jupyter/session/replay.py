@@ -39,6 +39,7 @@ from .prompt import _drive, _running
 from .replay_diff import difference
 from .replay_match import Recording, describe
 from .tool_call import run_call
+from .turn import settle_tools
 
 OnDivergence = Literal["live", "stop"]
 _DROP_META = ("approval", "decision")  # the recorded call's approval, not this run's
@@ -95,6 +96,7 @@ class _Replayer:
                 f"Replay stopped: {self.diverged['tool']} call {self.diverged['index']} gave "
                 f"another result ({self.diverged['difference']}). The model ({ctx.model}) "
                 "takes over from here."))
+            settle_tools(ctx.forge, ctx)  # type: ignore[arg-type]
             last = await run_loop(ctx)
         return last
 

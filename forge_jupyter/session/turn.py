@@ -23,7 +23,7 @@ from ..system_prompt import build_system_prompt
 from ..tools.base import Tool
 from ..tools.permission import Permissions, Rule, agent_defaults
 from ..tools.plugins import apply_chain
-from ..tools.profiles import apply_profile, profile_for
+from ..tools.profiles import Profile, apply_profile, profile_for
 from .context import RunConfig, RunContext
 from .host import Host, SessionHandle
 from .permission_gate import PermissionGate
@@ -46,18 +46,32 @@ class Turn:
 
 def decide(host: Host, info: SessionInfo, *, model: str | None = None, agent: str | None = None,
            tools: dict[str, bool] | None = None, permissions: Iterable[Any] = (),
-           max_tokens: int | None = None) -> Turn:
-    """The turn of a prompt with these options in the session ``info``."""
+           max_tokens: int | None = None, replaying: bool = False) -> Turn:
+    """The turn of a prompt with these options in the session ``info``.
+
+    ``replaying``: a replay, which asks no model unless it diverges. Its tool table is then
+    the full one where the profile is ``auto``: picking it asks litellm the model's window,
+    and importing litellm (~3 s) is what a replayed cell must not wait for. A replay that goes
+    live settles the table first (``settle_tools``)."""
     agent_def = host.agents.get(agent or info.agent or host.default_agent)
     choice = choose_model(host, model, info.model, agent_def.model)
     rules = layered_permissions(host, info, agent_def, permissions, tools or {})
-    table = tool_table(host, choice.model, rules)
+    profile = "full" if replaying and host.tool_profile == "auto" else None
+    table = tool_table(host, choice.model, rules, profile)
     params = request_params(host, choice)
     if max_tokens is not None:  # this prompt's output limit wins over Forge.max_tokens
         params = {**params, "max_tokens": max_tokens}
     return Turn(agent=agent_def, model=choice.model, notice=choice.notice, permissions=rules,
-                tools=table, system=system_prompt(host, agent_def, choice.model, table),
+                tools=table, system=system_prompt(host, agent_def, choice.model, table, profile),
                 params=params, scrubber=Scrubber.from_environment(extra=secret_params(params)))
+
+
+def settle_tools(host: Host, ctx: RunContext) -> None:
+    """Before a replayed turn asks the model after all: the tool table and system prompt the
+    profile setting picks for its model (``decide(replaying=True)`` took the full table)."""
+    agent = host.agents.get(ctx.agent)
+    ctx.tools = tool_table(host, ctx.model, ctx.permissions)
+    ctx.system = system_prompt(host, agent, ctx.model, ctx.tools)
 
 
 def run_context(host: Host, session: SessionHandle, turn: Turn, writer: Writer,
@@ -103,18 +117,21 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
                         ("prompt", prompt_layer)], grants)
 
 
-def tool_table(host: Host, model: str, permissions: Permissions) -> dict[str, Tool]:
+def tool_table(host: Host, model: str, permissions: Permissions,
+               profile: Profile | None = None) -> dict[str, Tool]:
     """Registry → filter by model and flags → the tool profile (lean: fewer builtins, short
-    descriptions) → minus tools denied for every argument."""
+    descriptions; ``profile``, else the setting's for ``model``) → minus tools denied for
+    every argument."""
     table = host.registry.resolve(model=model, flags=host.flags)
-    table = apply_profile(table, host.builtins, profile_for(host.tool_profile, model))
+    table = apply_profile(table, host.builtins, profile or profile_for(host.tool_profile, model))
     return {n: t for n, t in table.items() if not permissions.denied_for_all(n)}
 
 
-def system_prompt(host: Host, agent: Agent, model: str, tools: dict[str, Tool]) -> str:
+def system_prompt(host: Host, agent: Agent, model: str, tools: dict[str, Tool],
+                  profile: Profile | None = None) -> str:
     system = build_system_prompt(agent=agent, tools=tools, custom=host.system,
                                  in_kernel=bool(host.namespace.get("get_ipython")),
-                                 profile=profile_for(host.tool_profile, model))
+                                 profile=profile or profile_for(host.tool_profile, model))
     return apply_chain(host.plugins.hook.forge_system_prompt(system=system, agent=agent.name,
                                                              model=model), system)
 

@@ -96,6 +96,28 @@ def test_auto_is_lean_for_a_model_litellm_knows_to_have_a_small_window(make_forg
     assert len(system_of(small)) < len(system_of(large))
 
 
+def test_a_replay_decides_without_the_window_and_settles_the_table_if_it_goes_live(make_forge):
+    """A replayed turn asks no model, so under ``auto`` it takes the full table without asking
+    litellm the model's window (the import a replayed cell must not wait for); one that goes
+    live after a divergence gets the table the setting picks, as a live turn would."""
+    from types import SimpleNamespace
+
+    from forge_jupyter.session.turn import decide, settle_tools
+
+    forge = make_forge(builtin_tools=True, model="openai/gpt-4")  # 8k: auto is lean
+    info = forge.session("s").info
+    live = decide(forge, info)
+    replayed = decide(forge, info, replaying=True)
+    assert sorted(live.tools) == LEAN_TOOLS and sorted(replayed.tools) == FULL_TOOLS
+    ctx = SimpleNamespace(agent=replayed.agent.name, model=replayed.model,
+                          permissions=replayed.permissions, tools=replayed.tools,
+                          system=replayed.system)
+    settle_tools(forge, ctx)
+    assert sorted(ctx.tools) == LEAN_TOOLS and ctx.system == live.system
+    chosen = make_forge(builtin_tools=True, model="openai/gpt-4", tool_profile="lean")
+    assert sorted(decide(chosen, chosen.session("s").info, replaying=True).tools) == LEAN_TOOLS
+
+
 def test_a_custom_tool_named_like_a_builtin_is_kept_in_lean(make_forge, server):
     server.add(Turn.text("ok"))
     forge = make_forge(builtin_tools=True, tool_profile="lean")
