@@ -55,6 +55,13 @@ class RunContext:
     prepare: Callable[[Any], Any] | None = None  # plugin hooks over each model request
     display_available: bool = False  # a notebook front end shows the tools' rich outputs
 
+    def stop_words(self) -> str:
+        """Why a cancelled run stopped, for the messages it leaves closed: the person's Stop,
+        or (its lease fenced off) another runner that took the session over."""
+        if self.writer.lost is not None:
+            return "stopped: another runner took this session over"
+        return "stopped by the user"
+
     def view(self) -> list[Message]:
         """The model's view as this run holds it now (the writer's mirror), oldest first."""
         return [m for m in (self.writer.message(i) for i in self.view_ids) if m is not None]

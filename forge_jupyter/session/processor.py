@@ -99,7 +99,7 @@ class Processor:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()  # let the cleanup below await the final flush
-            self._close("aborted", ErrorInfo(type="aborted", message="stopped by the user"))
+            self._close("aborted", ErrorInfo(type="aborted", message=self.ctx.stop_words()))
             await asyncio.shield(self.ctx.flush())
             if not self.ctx.aborted:
                 raise  # cancelled by someone else (a timeout, the kernel): pass it on

@@ -306,7 +306,7 @@ def _close_running(ctx: RunContext) -> Message | None:
                 ctx.writer.update_part(part)
             last = ctx.writer.update_message(m.model_copy(update={
                 "status": "aborted", "finish": "aborted", "completed_at": now(),
-                "error": ErrorInfo(type="aborted", message="stopped by the user")}))
+                "error": ErrorInfo(type="aborted", message=ctx.stop_words())}))
     return last
 
 

@@ -74,12 +74,21 @@ def test_a_runner_that_lost_its_lease_stops_and_says_so(make_forge, server, dsn,
             time.sleep(0.02)
         other.take_over()
 
+    from forge_jupyter.bus import MessageUpdated
+
+    seen: list = []  # what a live view was told (the widget follows the bus)
+    forge.bus.subscribe(lambda ev: seen.append(ev.message), session_id=session.id,
+                        types=MessageUpdated)
     thief = threading.Thread(target=take_over)
     thief.start()
     try:
         with pytest.raises(LeaseLost, match="lost session .* to another runner") as lost:
             session.prompt("go on")
         returned_at = time.monotonic()
+        closed = [m for m in seen if m.role == "assistant" and m.error is not None]
+        # the view's last word on the answer says why it stopped — not "stopped by the user"
+        assert closed and closed[-1].error.message == ("stopped: another runner took this "
+                                                       "session over"), closed
         thief.join()
         assert other.took, "the lease was never taken over mid-answer"
         assert "host-b" in str(lost.value)
