@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from conftest import kernel_env
 from kernel_frontend import KernelFrontend
 
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
@@ -18,17 +19,14 @@ ASK = {"question": "Which year should I use?", "options": ["2023", "2024"]}
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as s:
-        yield s
+def server(model_server: FakeModelServer) -> FakeModelServer:
+    return model_server  # the module's (conftest.py)
 
 
 @pytest.fixture(scope="module")
 def kernel(server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelFrontend]:
     cwd = tmp_path_factory.mktemp("kernel")
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "FORGE_MODEL": "openai/fake-model",
-           "FORGE_API_BASE": server.openai_base, "FORGE_API_KEY": "sk-fake",
-           "FORGE_DB": str(cwd / "forge.duckdb")}
+    env = {**os.environ, **kernel_env(server, cwd)}  # the lab's kernels' settings
     env.pop("FORGE_WIDGET", None)
     fe = KernelFrontend(env=env, cwd=str(cwd))
     fe.run("%load_ext forge_jupyter")

@@ -22,9 +22,8 @@ RATE = 30  # the default throttle_hz
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as s:
-        yield s
+def server(model_server: FakeModelServer) -> FakeModelServer:
+    return model_server  # the module's (conftest.py)
 
 
 @pytest.fixture(scope="module")
