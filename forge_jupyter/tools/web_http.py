@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 
 import h11
 
+from .. import __version__
 from ..errors import ToolError
 from .web_address import IPAddress, Url
 
 READ_SIZE = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
-USER_AGENT = "forge-jupyter-webfetch/0.1 (+https://github.com/)"
+USER_AGENT = f"forge-jupyter-webfetch/{__version__}"  # says what asks, points nowhere made up
 ACCEPT = ("text/html, application/xhtml+xml, text/markdown, text/plain;q=0.9, "
           "application/json;q=0.9, application/xml;q=0.8, */*;q=0.1")
 
