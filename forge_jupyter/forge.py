@@ -132,6 +132,8 @@ class Forge(HistoryAsData):
         self.retry = retry or RetryPolicy()
         self.litellm_kwargs = litellm_kwargs
         self.served_models = ServedModels()  # api_base with no model: listed once, not per prompt
+        # (session, notice) said once: the model choice's notice opens a session, not every turn
+        self.notices_said: set[tuple[str, str]] = set()
         for name, value in secret_params(litellm_kwargs):  # exports and saved outputs hide it too
             remember(name, value)
         # The notebook's own variables when running in a kernel; a private namespace otherwise.

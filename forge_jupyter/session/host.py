@@ -50,6 +50,7 @@ class Host(Protocol):
     char_budget: int
     litellm_kwargs: dict[str, Any]
     served_models: ServedModels  # what a server at api_base lists, asked once (model_choice)
+    notices_said: set[tuple[str, str]]  # the model choice's notices said, per session
     display_available: bool
 
     def output_dir(self, session_id: str) -> str: ...

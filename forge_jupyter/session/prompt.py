@@ -95,7 +95,10 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         ctx = run_context(forge, session, turn, writer, view, budget)
         ctx.aborted = run.abort_requested
         run.ctx = ctx
-        if turn.notice and not quiet:  # quiet: a replay, which asks no model (replay.py)
+        # quiet: a replay, which asks no model (replay.py). Said once a session (the footer of
+        # every answer names the model): the notice again at each cell would be noise.
+        if turn.notice and not quiet and (sid, turn.notice) not in forge.notices_said:
+            forge.notices_said.add((sid, turn.notice))
             forge.announce(sid, turn.notice)
         heartbeat = asyncio.create_task(_heartbeat(forge, store, sid, run))
         forge.bus.publish(_status(sid, "busy"))

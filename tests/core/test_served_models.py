@@ -49,6 +49,24 @@ def test_two_prompts_ask_the_server_for_its_model_once(forge_at, server):
     assert [r.body["model"] for r in server.requests] == ["fake-model"] * 3
 
 
+def test_the_model_choice_is_announced_once_a_session_not_at_every_prompt(forge_at, server):
+    """The notice ("Using …, the model the server … lists") opens each session; the answers'
+    footers name the model after that."""
+    from forge_jupyter.bus import SessionStatus
+
+    forge = forge_at(server.openai_base)
+    said: list[tuple[str, str]] = []
+    forge.bus.subscribe(lambda ev: said.append((ev.session_id, ev.detail.get("message", ""))),
+                        types=SessionStatus)
+    server.add(*(Turn.text(w) for w in ("One.", "Two.", "Three.")))
+    s, other = forge.session("s"), forge.session("other")
+    s.prompt("first")
+    s.prompt("second")
+    other.prompt("third")
+    notices = [(sid, m) for sid, m in said if "the model the server at Forge.api_base lists" in m]
+    assert [sid for sid, _ in notices] == [s.id, other.id], said
+
+
 def test_a_failed_listing_is_asked_again_not_remembered(forge_at, server):
     forge = forge_at(server.openai_base)
     server.models_status = 503
