@@ -12,7 +12,7 @@ from forge_jupyter import Forge
 from forge_jupyter.session.retry import RetryPolicy
 
 # pg_cluster: the throwaway PostgreSQL cluster (session fixture `pg_cluster`, `pg_database`).
-pytest_plugins = ["forge_jupyter.testing.fixtures", "pg_cluster"]
+pytest_plugins = ["forge_jupyter.testing.fixtures", "tests.pg_cluster"]
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 

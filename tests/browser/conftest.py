@@ -16,13 +16,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from lab_helpers import ARTIFACTS, Lab
 
 from forge_jupyter.testing import FakeModelServer
+from tests.browser.kernel_frontend import kernel_env
+from tests.browser.lab_helpers import ARTIFACTS, Lab
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -47,17 +47,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def kernel_env(server: FakeModelServer, root: Path) -> dict[str, str]:
-    """What the kernels see: the fake model server as the configured model."""
-    return {
-        "FORGE_MODEL": "openai/fake-model",
-        "FORGE_API_BASE": server.openai_base,
-        "FORGE_API_KEY": "sk-fake",
-        "FORGE_DB": str(root / "forge.duckdb"),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    }
 
 
 @pytest.fixture(scope="module")

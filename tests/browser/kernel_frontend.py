@@ -11,9 +11,12 @@ import datetime as dt
 import queue
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import KernelManager
+
+from forge_jupyter.testing import FakeModelServer
 
 WIDGET_ID = "forge_jupyter.notebook.widget.TurnWidget"
 
@@ -194,3 +197,14 @@ class KernelFrontend:
 
     def batches(self) -> list[Received]:
         return [r for r in self.received if r.content.get("kind") == "batch"]
+
+
+def kernel_env(server: FakeModelServer, root: Path) -> dict[str, str]:
+    """What the kernels see: the fake model server as the configured model."""
+    return {
+        "FORGE_MODEL": "openai/fake-model",
+        "FORGE_API_BASE": server.openai_base,
+        "FORGE_API_KEY": "sk-fake",
+        "FORGE_DB": str(root / "forge.duckdb"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from tool_cells import NOTE_TOOL  # noqa: F401 - the browser tests import it from here
+
+from tests.tool_cells import NOTE_TOOL  # noqa: F401 - the browser tests import it from here
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from lab_helpers import ARTIFACTS, URL_AUDIT
+from tests.browser.lab_helpers import ARTIFACTS, URL_AUDIT
 
 PANEL_ID = "forge-jupyter-panel"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from lab_helpers import NOTE_TOOL, PANEL, NotebookPage, forge_cell
 
 from forge_jupyter.notebook.warmup import LOADING
 from forge_jupyter.testing import Turn, text, tool_call
+from tests.browser.lab_helpers import NOTE_TOOL, PANEL, NotebookPage, forge_cell
 
 pytestmark = pytest.mark.slow
 

@@ -13,9 +13,9 @@ import time
 from typing import Any
 
 import pytest
-from lab_helpers import ARTIFACTS, Lab
 
 from forge_jupyter.testing import Turn, text, tool_call
+from tests.browser.lab_helpers import ARTIFACTS, Lab
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from lab_helpers import NotebookPage
-from panel_page import PanelPage
-from tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
-from xss_corpus import ALL_VECTORS
 
 from forge_jupyter import Forge
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
@@ -29,6 +25,10 @@ from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import Turn, reasoning, text, tool_call
+from tests.browser.lab_helpers import NotebookPage
+from tests.browser.panel_page import PanelPage
+from tests.tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
+from tests.xss_corpus import ALL_VECTORS
 
 pytestmark = pytest.mark.slow
 

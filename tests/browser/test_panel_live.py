@@ -12,10 +12,10 @@ import json
 import time
 
 import pytest
-from lab_helpers import NOTE_TOOL, NotebookPage, forge_cell
-from panel_page import PanelPage
 
 from forge_jupyter.testing import Turn, text, tool_call
+from tests.browser.lab_helpers import NOTE_TOOL, NotebookPage, forge_cell
+from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
 

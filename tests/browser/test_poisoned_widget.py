@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from kernel_frontend import KernelFrontend
 
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
+from tests.browser.kernel_frontend import KernelFrontend
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,9 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from conftest import kernel_env
-from kernel_frontend import KernelFrontend
 
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
+from tests.browser.kernel_frontend import KernelFrontend, kernel_env
 
 pytestmark = pytest.mark.slow
 

@@ -11,11 +11,11 @@ carry an event handler, a forbidden element, or a URL whose scheme is not http, 
 from __future__ import annotations
 
 import pytest
-from lab_helpers import URL_AUDIT, NotebookPage
-from tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
-from xss_corpus import ALL_VECTORS
 
 from forge_jupyter.testing import Turn, reasoning, text, tool_call
+from tests.browser.lab_helpers import URL_AUDIT, NotebookPage
+from tests.tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
+from tests.xss_corpus import ALL_VECTORS
 
 pytestmark = pytest.mark.slow
 

@@ -5,9 +5,9 @@ date and model, and the variable its python call built exists again — no model
 from __future__ import annotations
 
 import pytest
-from lab_helpers import NotebookPage, forge_cell
 
 from forge_jupyter.testing import Turn, text, tool_call
+from tests.browser.lab_helpers import NotebookPage, forge_cell
 
 pytestmark = pytest.mark.slow
 

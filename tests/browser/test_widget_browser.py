@@ -11,9 +11,9 @@ import re
 import time
 
 import pytest
-from lab_helpers import NOTE_TOOL, NotebookPage, forge_cell
 
 from forge_jupyter.testing import Turn, delay, text, tool_call
+from tests.browser.lab_helpers import NOTE_TOOL, NotebookPage, forge_cell
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_helpers import Lab, NotebookPage, forge_cell
 
 from forge_jupyter.testing import Turn, text
+from tests.browser.lab_helpers import Lab, NotebookPage, forge_cell
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from kernel_frontend import KERNEL_SETUP, KernelFrontend, max_in_window
 
 from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call
+from tests.browser.kernel_frontend import KERNEL_SETUP, KernelFrontend, max_in_window
 
 pytestmark = pytest.mark.slow
 

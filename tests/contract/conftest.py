@@ -53,9 +53,8 @@ def pg_template(pg_cluster):
 
 
 def postgres_backend(request: pytest.FixtureRequest) -> Database:
-    from pg_cluster import PgDatabase
-
     from forge_jupyter.store.postgres import PostgresStore
+    from tests.pg_cluster import PgDatabase
 
     template, app = request.getfixturevalue("pg_template")
     cluster = template.cluster

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from contract_helpers import finish, new_session, running_assistant, user_turn
 
 from forge_jupyter.model import CompactionPart, Event, Message, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
+from tests.contract.contract_helpers import finish, new_session, running_assistant, user_turn
 
 
 def test_compaction_is_just_more_messages_and_old_bodies_stay_readable(store):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from contract_helpers import finish, new_session, running_assistant, user_turn
 
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted
 from forge_jupyter.model import Event, SessionInfo
+from tests.contract.contract_helpers import finish, new_session, running_assistant, user_turn
 
 
 def _conversation(store, session, turns=3):

@@ -4,11 +4,18 @@ running message."""
 from __future__ import annotations
 
 import pytest
-from contract_helpers import finish, new_session, running_assistant, text, tool, user_turn
 
 from forge_jupyter.errors import Immutable, MessageRunning, NotFound
 from forge_jupyter.model import Message, SessionInfo, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+from tests.contract.contract_helpers import (
+    finish,
+    new_session,
+    running_assistant,
+    text,
+    tool,
+    user_turn,
+)
 
 
 def test_late_part_write_to_a_finished_message_rejected(store):

@@ -8,12 +8,12 @@ import threading
 import time
 
 import pytest
-from contract_helpers import new_session, running_assistant, text, user_turn
 
 from forge_jupyter.errors import LeaseLost, NotFound
 from forge_jupyter.model import Event, Message, TextPart, now
 from forge_jupyter.session.recovery import recover
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
+from tests.contract.contract_helpers import new_session, running_assistant, text, user_turn
 
 
 def _turn_ops(session_id: str, words: str, more: int = 0) -> list:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import time
 
 import pytest
-from contract_helpers import finish, new_session, running_assistant, text, tool, user_turn
 
 from forge_jupyter.errors import NotFound, SessionDeleted
 from forge_jupyter.model import ReasoningPart
 from forge_jupyter.session.recovery import recover
+from tests.contract.contract_helpers import (
+    finish,
+    new_session,
+    running_assistant,
+    text,
+    tool,
+    user_turn,
+)
 
 
 def test_lease_is_exclusive_until_released(store):

@@ -3,11 +3,10 @@ the same answer on every backend: same notebook, prompt and point of history, fi
 
 from __future__ import annotations
 
-from contract_helpers import new_session
-
 from forge_jupyter.model import Message, TextPart, now
 from forge_jupyter.session.replay_match import find_recording, point_of
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+from tests.contract.contract_helpers import new_session
 
 NB = "/work/analysis.ipynb"
 

@@ -3,10 +3,9 @@ every backend, through every read path — and a live message names none."""
 
 from __future__ import annotations
 
-from contract_helpers import new_session
-
 from forge_jupyter.model import Message, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage
+from tests.contract.contract_helpers import new_session
 
 
 def test_replay_of_reads_back_on_every_path(store):

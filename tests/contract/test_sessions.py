@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from contract_helpers import assert_same, new_session, user_turn
 
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted
 from forge_jupyter.model import SessionInfo
+from tests.contract.contract_helpers import assert_same, new_session, user_turn
 
 
 def test_created_session_reads_back_whole(store):

@@ -4,11 +4,11 @@ database sees nothing, finds nothing, deletes nothing, writes nothing into ours.
 from __future__ import annotations
 
 import pytest
-from contract_helpers import finish, new_session, running_assistant, text, user_turn
 
 from forge_jupyter.errors import DuplicateId, NotFound
 from forge_jupyter.model import Event, Message, SessionInfo
 from forge_jupyter.store.ops import AppendMessage, PutMessage
+from tests.contract.contract_helpers import finish, new_session, running_assistant, text, user_turn
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from contract_helpers import finish, new_session, running_assistant, text, user_turn
 
 from forge_jupyter.errors import DuplicateId, NotFound
 from forge_jupyter.model import Message, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+from tests.contract.contract_helpers import finish, new_session, running_assistant, text, user_turn
 
 
 def test_appends_build_the_timeline_in_order(store):

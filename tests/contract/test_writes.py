@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from contract_helpers import (
+
+from forge_jupyter.errors import DuplicateId, Immutable, NotFound, SessionDeleted
+from forge_jupyter.model import PART_TYPES, Event, Message, TextPart, part_from_json
+from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
+from tests.contract.contract_helpers import (
     assert_same,
     every_part,
     full_message,
@@ -13,10 +17,6 @@ from contract_helpers import (
     tool,
     user_turn,
 )
-
-from forge_jupyter.errors import DuplicateId, Immutable, NotFound, SessionDeleted
-from forge_jupyter.model import PART_TYPES, Event, Message, TextPart, part_from_json
-from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 
 
 def test_message_row_reads_back_whole(store):

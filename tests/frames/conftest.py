@@ -4,11 +4,11 @@ backend, a shared fake model server, and fresh Forges."""
 from __future__ import annotations
 
 import pytest
-from frames_helpers import Run, make_forge, script
 
 from forge_jupyter import Forge
 from forge_jupyter.store.memory import MemoryDatabase, MemoryStore
 from forge_jupyter.testing import FakeModelServer
+from tests.frames.frames_helpers import Run, make_forge, script
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from frames_helpers import all_events, live_sessions
 
 from forge_jupyter.copy import SCAN_FACTOR, CopyFailed, _known_messages, read_session, verify
 from forge_jupyter.model import TextPart
 from forge_jupyter.store.duckdb import DuckDBStore
+from tests.frames.frames_helpers import all_events, live_sessions
 
 
 def rows(store, session_id: str) -> dict:

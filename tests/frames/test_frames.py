@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
-from frames_helpers import PRICED, SLOW, SMALL, all_events, bodies, expected_costs
 
 from forge_jupyter import frames
 from forge_jupyter.errors import NotFound
 from forge_jupyter.model import StepFinishPart, ToolPart
 from forge_jupyter.session.view import load_view
+from tests.frames.frames_helpers import PRICED, SLOW, SMALL, all_events, bodies, expected_costs
 
 UTC_TIME = "datetime64[us, UTC]"
 

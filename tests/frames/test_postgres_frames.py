@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from frames_helpers import make_forge, script
 
 from forge_jupyter import frames
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.postgres import PostgresStore
 from forge_jupyter.store.postgres_schema import migrate
 from forge_jupyter.store.views import VIEW_NAMES
+from tests.frames.frames_helpers import make_forge, script
 
 
 @pytest.fixture(scope="module")
@@ -204,10 +204,10 @@ def test_names_sort_as_on_duckdb_in_a_database_with_a_language_collation(pg_clus
     import secrets
 
     import psycopg
-    from pg_cluster import PgDatabase
 
     from forge_jupyter.model import Message, StepFinishPart, now
     from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+    from tests.pg_cluster import PgDatabase
 
     name = f"forge_icu_{secrets.token_hex(3)}"
     password = secrets.token_urlsafe(16)

@@ -9,13 +9,13 @@ import re
 
 import pandas as pd
 import pytest
-from frames_helpers import PRICED, SMALL
 
 from forge_jupyter import frames
 from forge_jupyter.errors import NotFound
 from forge_jupyter.ids import match_short, short
 from forge_jupyter.session.title import TITLE_CHARS, title_of
 from forge_jupyter.testing import Turn
+from tests.frames.frames_helpers import PRICED, SMALL
 
 SECRET = "s3cr3t-Value-9f8e7d6c5b4a"
 HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'

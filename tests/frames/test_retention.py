@@ -9,12 +9,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from frames_helpers import all_events, live_sessions, make_forge, say
 
 from forge_jupyter import Forge
 from forge_jupyter.errors import NotFound, SessionBusy
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.retention import parse_max_age
+from tests.frames.frames_helpers import all_events, live_sessions, make_forge, say
 
 DAY = 86_400.0
 

@@ -15,7 +15,6 @@ import os
 import duckdb
 import pandas as pd
 import pytest
-from frames_helpers import make_forge
 
 from forge_jupyter.errors import ForgeError, NotFound
 from forge_jupyter.model import SessionInfo
@@ -24,6 +23,7 @@ from forge_jupyter.store.memory import MemoryDatabase, MemoryStore
 from forge_jupyter.store.sqlcheck import ReadOnlySQL
 from forge_jupyter.store.views import VIEW_NAMES
 from forge_jupyter.testing import Turn
+from tests.frames.frames_helpers import make_forge
 
 A_SESSION, A_PROMPT, A_ANSWER = "alpha-private-plans", "tenant A prompt 7731", "tenant A answer 9911"
 B_SESSION, B_PROMPT, B_ANSWER = "beta-own-work", "tenant B prompt 4242", "tenant B answer 5353"

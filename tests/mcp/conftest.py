@@ -9,7 +9,8 @@ import sys
 import time
 
 import pytest
-from mcp_helpers import SERVERS
+
+from tests.mcp.mcp_helpers import SERVERS
 
 
 @pytest.fixture

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import sys
 
-from mcp_helpers import SERVERS, tool_parts
-
 from forge_jupyter.mcp.config import load_servers, server_name
 from forge_jupyter.scrub import Scrubber
 from forge_jupyter.testing import Turn, tool_call
+from tests.mcp.mcp_helpers import SERVERS, tool_parts
 
 
 def write(path, servers: dict) -> None:

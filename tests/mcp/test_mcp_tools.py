@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_helpers import EVIL, alive, stdio, tool_parts
-
 from forge_jupyter.bus import SessionStatus
 from forge_jupyter.session.approval import Answer
 from forge_jupyter.testing import Turn, tool_call
+from tests.mcp.mcp_helpers import EVIL, alive, stdio, tool_parts
 
 
 def test_tools_are_offered_as_server__tool_with_the_servers_schema_and_run(mcp_forge, server):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mcp_helpers import tool_parts
-
 from forge_jupyter.testing import Turn, tool_call
+from tests.mcp.mcp_helpers import tool_parts
 
 BODY = "Always use the viridis palette and 12pt fonts. SECRET-STEP-42."
 

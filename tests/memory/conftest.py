@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memory_fixture import FIXTURE, TODAY, write_fixture  # noqa: F401 - fixtures use them
 
 from forge_jupyter.memory import LongTermMemory, Weights
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.memory import MemoryStore
+from tests.memory.memory_fixture import FIXTURE, TODAY, write_fixture  # noqa: F401 - fixtures use them
 
 
 @pytest.fixture(params=["memory", "duckdb"])

@@ -6,11 +6,11 @@ import datetime as dt
 import os
 
 import pytest
-from memory_fixture import write_fixture
 
 from forge_jupyter.errors import ToolError
 from forge_jupyter.memory import LongTermMemory
 from forge_jupyter.memory.folder import MAX_FILE_BYTES
+from tests.memory.memory_fixture import write_fixture
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from memory_fixture import FIXTURE, TODAY, write_fixture
 
 from forge_jupyter.memory import LongTermMemory
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.memory import MemoryStore
+from tests.memory.memory_fixture import FIXTURE, TODAY, write_fixture
 
 
 def test_editing_one_file_reindexes_only_that_file(keyword_memory, folder):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from memory_fixture import TODAY, write_fixture
 
 from forge_jupyter.memory import LongTermMemory, Weights
+from tests.memory.memory_fixture import TODAY, write_fixture
 
 
 @pytest.mark.parametrize(("query", "file", "line"), [

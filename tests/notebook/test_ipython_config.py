@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nb_kernel import Kernel
+from tests.notebook.nb_kernel import Kernel
 
 
 def test_extension_and_settings_come_from_ipython_config(tmp_path):

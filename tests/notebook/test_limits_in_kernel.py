@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from nb_kernel import forge_kernel, usage_error
 
 from forge_jupyter.testing import Turn, delay, text
+from tests.notebook.nb_kernel import forge_kernel, usage_error
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from nb_kernel import forge_kernel, usage_error
 
 from forge_jupyter.testing import Turn, tool_call
+from tests.notebook.nb_kernel import forge_kernel, usage_error
 
 
 @pytest.fixture(scope="module")

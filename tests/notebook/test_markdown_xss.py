@@ -12,15 +12,6 @@ the Markdown parser on links before sanitizing.
 from __future__ import annotations
 
 import pytest
-from xss_corpus import (
-    ALL_VECTORS,
-    HTML_VECTORS,
-    MARKDOWN_VECTORS,
-    SAFE_IMAGE,
-    Tree,
-    check_html,
-    scheme_of,
-)
 
 from forge_jupyter import render
 from forge_jupyter.model import (
@@ -39,6 +30,15 @@ from forge_jupyter.model import (
     ToolPart,
 )
 from forge_jupyter.render.markdown import _parser
+from tests.xss_corpus import (
+    ALL_VECTORS,
+    HTML_VECTORS,
+    MARKDOWN_VECTORS,
+    SAFE_IMAGE,
+    Tree,
+    check_html,
+    scheme_of,
+)
 
 SID = "ses_xss"
 

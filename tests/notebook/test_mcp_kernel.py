@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import psutil
-from nb_kernel import forge_kernel, usage_error
 
 from forge_jupyter.testing import Turn, tool_call
+from tests.notebook.nb_kernel import forge_kernel, usage_error
 
 SERVERS = str(Path(__file__).resolve().parent.parent / "mcp" / "mcp_servers.py")
 

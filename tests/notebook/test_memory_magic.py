@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from nb_kernel import forge_kernel, usage_error
+
+from tests.notebook.nb_kernel import forge_kernel, usage_error
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 from jupyter_client.manager import KernelManager
-from nb_kernel import Result, collect, shell_reply
-from tool_cells import NOTE_TOOL
 
 from forge_jupyter.model_choice import PROVIDER_DEFAULTS
 from forge_jupyter.testing import Turn, delay, text, tool_call
+from tests.notebook.nb_kernel import Result, collect, shell_reply
+from tests.tool_cells import NOTE_TOOL
 
 TARGET = "forge.panel"
 XSS = ['<img src=x onerror=alert(1)>', '<script>alert("x")</script>',

@@ -9,10 +9,10 @@ import json
 import time
 
 import pytest
-from nb_kernel import forge_kernel
-from replay_nb import notebook, run, shown
 
 from forge_jupyter.testing import Turn, tool_call
+from tests.notebook.nb_kernel import forge_kernel
+from tests.notebook.replay_nb import notebook, run, shown
 
 CTRL = "get_ipython()._forge_magics.controller"
 IDLE = 1.6  # seconds slept: past the kernel's 1 s max age

@@ -8,13 +8,13 @@ person types in the notebook answers for ``a`` only, however it is spelt.
 from __future__ import annotations
 
 import pytest
-from nb_kernel import forge_kernel
 
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.postgres import PostgresStore
 from forge_jupyter.store.postgres_schema import migrate
 from forge_jupyter.testing import Turn
+from tests.notebook.nb_kernel import forge_kernel
 
 SECRET = "b-wrote-this-9931"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from replay_nb import run, shown
 
 from forge_jupyter import Forge
 from forge_jupyter.testing import FakeModelServer
+from tests.notebook.replay_nb import run, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "print(repr(sales.shape), repr(totals.to_dict()), answered, repr(_forge_text))"

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from nb_kernel import forge_kernel
 
 from forge_jupyter.model_choice import PLACEHOLDER_KEY
 from forge_jupyter.testing import Turn
+from tests.notebook.nb_kernel import forge_kernel
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ is escaped, and the whole document is sanitized once more. Hostile input: test_m
 
 from __future__ import annotations
 
-from xss_corpus import Tree, check_html
-
 from forge_jupyter import render
 from forge_jupyter.model import (
     CompactionPart,
@@ -21,6 +19,7 @@ from forge_jupyter.model import (
     Tokens,
     ToolPart,
 )
+from tests.xss_corpus import Tree, check_html
 
 SID = "ses_test"
 

@@ -4,9 +4,9 @@ by the recorded python calls run again (nbclient, a real kernel, the fake model 
 from __future__ import annotations
 
 import duckdb
-from replay_nb import notebook, run, shown
 
 from forge_jupyter.testing import Turn, text, tool_call
+from tests.notebook.replay_nb import notebook, run, shown
 
 
 def test_second_run_replays_text_and_python_calls_without_a_model_request(tmp_path, fake_model_server):

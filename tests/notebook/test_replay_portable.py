@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 
-from replay_nb import notebook, run, shown
-
 from forge_jupyter import Forge
 from forge_jupyter.testing import Turn, tool_call
+from tests.notebook.replay_nb import notebook, run, shown
 
 NO_MODEL = {"FORGE_MODEL": None, "FORGE_API_KEY": None, "OPENAI_API_KEY": None,
             "ANTHROPIC_API_KEY": None, "FORGE_REPLAY": "strict"}

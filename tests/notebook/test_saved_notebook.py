@@ -8,9 +8,16 @@ from typing import Any
 
 import nbformat
 import pytest
-from saved_notebook import LOAD, execute, forge_cells, saved_bytes, script, turn_widget_states
 
 from forge_jupyter.notebook.widget_code import STATIC, boot_esm
+from tests.notebook.saved_notebook import (
+    LOAD,
+    execute,
+    forge_cells,
+    saved_bytes,
+    script,
+    turn_widget_states,
+)
 
 pytestmark = pytest.mark.slow
 

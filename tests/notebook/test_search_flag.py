@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from nb_kernel import forge_kernel
-
 from forge_jupyter.testing import Turn
+from tests.notebook.nb_kernel import forge_kernel
 
 
 def test_config_flags_turn_webfetch_on_and_off_for_the_next_cell(model_server, tmp_path):

@@ -4,10 +4,10 @@ the background, and a cell that comes before it is done says so and then runs (i
 from __future__ import annotations
 
 import pytest
-from nb_kernel import Kernel
 
 from forge_jupyter.notebook.warmup import LOADING
 from forge_jupyter.testing import FakeModelServer, Turn
+from tests.notebook.nb_kernel import Kernel
 
 pytestmark = pytest.mark.slow
 

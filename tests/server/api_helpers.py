@@ -17,6 +17,22 @@ from forge_jupyter.store.base import Store
 
 Fetch = Callable[..., Awaitable[Any]]
 
+TENANT, OTHER = "alice", "bob"
+
+
+NOTEBOOK = "work/analysis.ipynb"
+
+
+ODD_TITLE = "Ünïcode CAFÉ 数据: 100% sure_thing, 'quoted' -- ; done"
+
+
+LONG = 230
+
+
+def words(tag: str, n: int = 12) -> str:
+    """``n`` distinct words (litellm refuses a stream that repeats one chunk)."""
+    return " ".join(f"{tag}-{i}" for i in range(n))
+
 
 async def get(jp_fetch: Fetch, *path: str, **params: Any) -> Any:
     response = await jp_fetch("forge", "api", *path, params=params)

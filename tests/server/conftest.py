@@ -31,19 +31,9 @@ from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
+from tests.server.api_helpers import LONG, NOTEBOOK, ODD_TITLE, OTHER, TENANT, words
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-TENANT, OTHER = "alice", "bob"
-NOTEBOOK = "work/analysis.ipynb"
-ODD_TITLE = "Ünïcode CAFÉ 数据: 100% sure_thing, 'quoted' -- ; done"
-LONG = 230
-
-
-def words(tag: str, n: int = 12) -> str:
-    """``n`` distinct words (litellm refuses a stream that repeats one chunk)."""
-    return " ".join(f"{tag}-{i}" for i in range(n))
-
 
 @dataclass
 class History:

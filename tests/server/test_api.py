@@ -9,10 +9,21 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from api_helpers import every_page, every_session, get, refused, steps_of, superseded, totals_of
-from conftest import LONG, NOTEBOOK, ODD_TITLE, TENANT
 
 from forge_jupyter.session.view import is_summary
+from tests.server.api_helpers import (
+    LONG,
+    NOTEBOOK,
+    ODD_TITLE,
+    TENANT,
+    every_page,
+    every_session,
+    get,
+    refused,
+    steps_of,
+    superseded,
+    totals_of,
+)
 
 SESSIONS = ("sessions",)
 

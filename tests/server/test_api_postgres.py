@@ -14,13 +14,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from api_helpers import every_page, get, refused
-from conftest import OTHER, TENANT
 from traitlets.config import Config
 
 from forge_jupyter import Forge
 from forge_jupyter.server.reader import HistoryReader
 from forge_jupyter.store.postgres_schema import migrate
+from tests.server.api_helpers import OTHER, TENANT, every_page, get, refused
 
 pytestmark = pytest.mark.slow
 

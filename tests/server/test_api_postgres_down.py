@@ -6,8 +6,9 @@ from __future__ import annotations
 import socket
 
 import pytest
-from api_helpers import refused
 from traitlets.config import Config
+
+from tests.server.api_helpers import refused
 
 
 def closed_port() -> int:

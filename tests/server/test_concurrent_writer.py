@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from api_helpers import every_page
-from conftest import TENANT, words
 from traitlets.config import Config
 
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.testing import Turn
+from tests.server.api_helpers import TENANT, every_page, words
 
 WORKER = str(Path(__file__).with_name("prompt_worker.py"))
 PROMPTS = 15

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from api_helpers import get, refused
 from traitlets.config import Config
 
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.duckdb import DuckDBStore
+from tests.server.api_helpers import get, refused
 
 EMPTY = {"cost": 0, "input_tokens": 0, "output_tokens": 0, "turns": 0, "steps": 0,
          "unpriced_steps": 0}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import contents, say, shown, words
 
 from forge_jupyter.model import ErrorInfo
 from forge_jupyter.session.compaction import CONTINUE_TEXT
 from forge_jupyter.session.view import filter_compacted, load_view
 from forge_jupyter.testing import Turn
+from tests.session.support import contents, say, shown, words
 
 SMALL = "openai/gpt-4"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import contents, say, shown, words
 
 from forge_jupyter.errors import MessageRunning
+from tests.session.support import contents, say, shown, words
 
 
 @pytest.mark.parametrize("db", [":memory:", "duckdb"])

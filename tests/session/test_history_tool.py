@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import say, words
-
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools.history import history_tool
+from tests.session.support import say, words
 
 
 def results(request) -> list[str]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import assert_calls_answered, contents, say
-
 from forge_jupyter import llm
 from forge_jupyter.model import ToolPart
 from forge_jupyter.session.recovery import INTERRUPTED
+from tests.session.support import assert_calls_answered, contents, say
 
 
 def test_a_dead_runners_open_tool_calls_reach_the_model_closed_as_errors(make_forge, server, rows):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import contents, say, shown, words
 
 from forge_jupyter.session.compaction import CONTINUE_TEXT, SUMMARY_INSTRUCTIONS, prompt_tokens
 from forge_jupyter.session.view import load_view
 from forge_jupyter.testing import Turn, http_error
+from tests.session.support import contents, say, shown, words
 
 SMALL = "openai/gpt-4"  # litellm knows it: 8,192 in, 4,096 out → usable (8192 − 4096) × 0.8 = 3,276
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-from conftest import assert_calls_answered, say
-
 from forge_jupyter.model import ToolPart
 from forge_jupyter.session.prune import PRUNE_MINIMUM, PRUNE_PROTECT
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools.history import history_tool
+from tests.session.support import assert_calls_answered, say
 
 OUTPUT_CHARS = 48_000  # 12,000 tokens each, under the 50 KB truncation limit
 

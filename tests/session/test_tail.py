@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import assert_calls_answered, contents, say, shown, words
-
 from forge_jupyter.model import CompactionPart
 from forge_jupyter.session.compaction import CONTINUE_TEXT
 from forge_jupyter.testing import Turn, tool_call
+from tests.session.support import assert_calls_answered, contents, say, shown, words
 
 SMALL = "openai/gpt-4"  # usable window 3,276 tokens → a tail budget of 1,638
 

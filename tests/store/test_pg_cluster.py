@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from pg_cluster import PgCluster, PgDatabase, _alive
+
+from tests.pg_cluster import PgCluster, PgDatabase, _alive
 
 RLS_SETUP = [
     "CREATE SCHEMA forge",
@@ -133,8 +134,7 @@ def test_a_failed_start_cleans_up(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_missing_binaries_say_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    import pg_cluster
-
+    from tests import pg_cluster
     monkeypatch.setenv("FORGE_PG_BINDIR", str(tmp_path))
     monkeypatch.setattr(pg_cluster.glob, "glob", lambda pattern: [])
     with pytest.raises(pg_cluster.PgClusterError, match="apt-get install postgresql"):

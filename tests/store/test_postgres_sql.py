@@ -18,7 +18,6 @@ import uuid
 import duckdb
 import psycopg
 import pytest
-from pg_tenants import turn
 
 from forge_jupyter import Forge, frames
 from forge_jupyter.errors import ForgeError
@@ -26,6 +25,7 @@ from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.postgres import PostgresStore
 from forge_jupyter.store.sqlcheck import ReadOnlySQL
 from forge_jupyter.store.timeout import QueryTimeout
+from tests.store.pg_tenants import turn
 
 B_SECRET = "tenant-b-secret-4242"
 

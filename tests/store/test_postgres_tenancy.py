@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
-from pg_tenants import turn
 from psycopg import errors as pg_errors
 
 from forge_jupyter import Forge
@@ -24,6 +23,7 @@ from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted, StoreUnr
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.postgres import PostgresStore, UnsafeRole
 from forge_jupyter.store.schema import TENANT_TABLES
+from tests.store.pg_tenants import turn
 
 
 def in_threads(work: Callable[[int], None], n: int) -> None:

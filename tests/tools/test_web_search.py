@@ -5,7 +5,11 @@ fake model server received, and the provider's own web search stored as the wire
 from __future__ import annotations
 
 import pytest
-from search_wire import (
+
+from forge_jupyter.config import Forge as ForgeConfig
+from forge_jupyter.model import TextPart
+from forge_jupyter.testing import Turn
+from tests.tools.search_wire import (
     ANSWER_1,
     ANSWER_2,
     CITED,
@@ -15,10 +19,6 @@ from search_wire import (
     openai_search,
     write,
 )
-
-from forge_jupyter.config import Forge as ForgeConfig
-from forge_jupyter.model import TextPart
-from forge_jupyter.testing import Turn
 
 
 def first_request(make_forge, server, protocol, model, flags):

@@ -8,12 +8,12 @@ import ipaddress
 import tracemalloc
 
 import pytest
-from web_server import BIG, WebServer, self_signed
 
 from forge_jupyter.session.approval import Answer
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools.web_address import blocked_reason, normalize_url
 from forge_jupyter.tools.web_http import get
+from tests.tools.web_server import BIG, WebServer, self_signed
 
 SECRET = "sk-webfetch-test-" + "Q7x9" * 10  # a provider key in the environment: scrubbed
 
