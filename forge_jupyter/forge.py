@@ -28,6 +28,8 @@ from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.question import QuestionHandler, Questions
 from .session.retry import RetryPolicy
 from .session.session import Session
+from .settings import BY_NAME, UNSET, resolve
+from .settings_apply import APPLY, MEMORY_SETTINGS
 from .store.base import Store
 from .store.memory import MemoryStore
 from .store.projection import Projection, Rejected
@@ -73,62 +75,55 @@ class Forge(HistoryAsData):
 
     def __init__(
         self,
-        db: str | os.PathLike[str] | Store | None = None,
+        db: str | os.PathLike[str] | Store | None = UNSET,
         *,
-        model: str | None = None,
-        tenant: str = "default",
-        agent: str = "build",
+        model: str | None = UNSET,
+        tenant: str = UNSET,
+        agent: str = UNSET,
         agents: dict[str, Agent | dict[str, Any]] | None = None,
-        permissions: Iterable[Rule | dict | str] = (),
+        permissions: Iterable[Rule | dict | str] = UNSET,
         system: str | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
-        builtin_tools: bool = True,
-        flags: Iterable[str] = (),
-        step_limit: int = 25,
-        tool_timeout: float = 300.0,
-        shell_timeout: float = 60.0,
-        stream_timeout: float | None = 120.0,
-        max_tokens: int | None = None,
-        tool_profile: str = "auto",
-        compaction_ratio: float = 0.8,
-        char_budget: int = 400_000,
+        builtin_tools: bool = UNSET,
+        flags: Iterable[str] = UNSET,
+        step_limit: int = UNSET,
+        tool_timeout: float = UNSET,
+        shell_timeout: float = UNSET,
+        stream_timeout: float | None = UNSET,
+        max_tokens: int | None = UNSET,
+        tool_profile: str = UNSET,
+        compaction_ratio: float = UNSET,
+        char_budget: int = UNSET,
         retry: RetryPolicy | None = None,
         namespace: dict[str, Any] | None = None,
         root: str | os.PathLike[str] | None = None,
         output_root: str | os.PathLike[str] | None = None,
         load_plugins: bool = True,
-        max_age: Any = None,
-        mcp_servers: dict[str, Any] | None = None,
+        max_age: Any = UNSET,
+        mcp_servers: dict[str, Any] | None = UNSET,
         skills: bool = True,
-        memory_long_term: bool = True,
-        memory_dir: str | os.PathLike[str] | None = None,
-        memory_embedding_model: str | None = None,
-        memory_keyword_weight: float = 0.3,
-        memory_vector_weight: float = 0.7,
-        memory_half_life_days: float = 7.0,
+        memory_long_term: bool = UNSET,
+        memory_dir: str | os.PathLike[str] | None = UNSET,
+        memory_embedding_model: str | None = UNSET,
+        memory_keyword_weight: float = UNSET,
+        memory_vector_weight: float = UNSET,
+        memory_half_life_days: float = UNSET,
+        api_base: str | None = UNSET,
         **litellm_kwargs: Any,
     ) -> None:
-        self.store = open_store(db, tenant=tenant)
-        self.model = model
-        self.default_agent = agent
+        # Every setting not passed here comes from its FORGE_* variable, else its declared
+        # default (settings.py) — the same in a script as in a kernel, whose controller passes
+        # its config's values explicitly.
+        given = {k: v for k, v in locals().items() if k in BY_NAME}
+        values = resolve(given)
+        if "api_key" not in litellm_kwargs and os.environ.get("FORGE_API_KEY"):
+            litellm_kwargs["api_key"] = os.environ["FORGE_API_KEY"]  # a key-less local server's
+        self.store = open_store(values["db"], tenant=values["tenant"])
         self.agents = AgentSet()
         for name, value in (agents or {}).items():
             self.agents.add(Agent.from_config(name, value))
-        self.agents.get(agent)  # a clear error now, not at the first prompt
-        self.permissions = [Rule.parse(r) for r in permissions]
         self.system = system
-        self.flags = frozenset(flags)
-        self.step_limit = step_limit
-        self.tool_timeout = tool_timeout
-        # session.shell / %forge shell: seconds a command the person runs may take
-        self.shell_timeout = positive_number(shell_timeout, "shell_timeout", "Give the seconds "
-                                             "a shell command may run (Forge.shell_timeout, "
-                                             "default 60).")
-        self.stream_timeout = stream_timeout
-        self.max_tokens = max_tokens
-        self.tool_profile = tool_profile
-        self.compaction_ratio = compaction_ratio
-        self.char_budget = char_budget
+        self.flags: frozenset[str] = frozenset()
         self.retry = retry or RetryPolicy()
         self.litellm_kwargs = litellm_kwargs
         self.served_models = ServedModels()  # api_base with no model: listed once, not per prompt
@@ -152,10 +147,13 @@ class Forge(HistoryAsData):
         self.builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
         self._memory_sig: tuple[Any, ...] | None = None
         self.memory: LongTermMemory | None = None
-        self.set_memory(memory_dir, enabled=memory_long_term, embedding_model=memory_embedding_model,
-                        keyword_weight=memory_keyword_weight, vector_weight=memory_vector_weight,
-                        half_life_days=memory_half_life_days)
-        if builtin_tools:
+        from .mcp import McpServers
+
+        # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
+        self.mcp = McpServers(self.root or os.getcwd(), values["mcp_servers"])
+        self._memory_settings = {k: values[k] for k in MEMORY_SETTINGS}
+        self.configure(values)  # every setting that a later %config may change again
+        if values["builtin_tools"]:
             from .memory.tools import memory_tools
             from .tools.builtin import builtin_tools as make_builtins
 
@@ -166,22 +164,43 @@ class Forge(HistoryAsData):
                 self.add_tool(t)
         for t in tools:
             self.add_tool(t)
-        from .mcp import McpServers
         from .session.commands import Commands
         from .skills import Skills
 
-        # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
-        self.mcp = McpServers(self.root or os.getcwd(), mcp_servers)
         # Skills (skills/): SKILL.md folders, offered by name through the ``skill`` tool.
         self.skills = Skills(self.root or os.getcwd()) if skills else None
         # Commands (session/commands.py): prompt templates in .forge/commands/, run by name.
         self.commands = Commands(self.root or os.getcwd())
         # Retention: only when configured, never by default (a timedelta or "30d").
-        self.max_age = max_age
+        self.max_age = values["max_age"]
         self.cleanup_at_startup()
 
     def __repr__(self) -> str:
         return f"Forge(store={self.store!r}, model={self.model!r})"
+
+    def configure(self, values: dict[str, Any]) -> None:
+        """Apply settings that take effect at the next prompt (``%config`` lands here too).
+
+        ``values`` holds Forge settings in the Python API's spelling (``settings.resolve``);
+        those that need a new store (``db``, ``tenant``, ``builtin_tools``, ``max_age``) are
+        read when the Forge is built, and a notebook builds a new Forge when they change.
+        """
+        live = {k: v for k, v in values.items() if not BY_NAME[k].rebuilds}
+        for name, value in live.items():
+            if name in MEMORY_SETTINGS:
+                self._memory_settings[name] = value
+            elif name in APPLY:
+                APPLY[name](self, value)
+            else:  # a declared setting nobody reads would silently do nothing
+                raise InvalidOption(f"the setting {name!r} has no way to apply; declare how "
+                                    "in settings_apply.py")
+        if live.keys() & set(MEMORY_SETTINGS):  # one LongTermMemory for the six of them
+            m = self._memory_settings
+            self.set_memory(m["memory_dir"], enabled=m["memory_long_term"],
+                            embedding_model=m["memory_embedding_model"],
+                            keyword_weight=m["memory_keyword_weight"],
+                            vector_weight=m["memory_vector_weight"],
+                            half_life_days=m["memory_half_life_days"])
 
     # -- sessions --------------------------------------------------------------------------
 

@@ -3,8 +3,9 @@
     python scripts/gen_settings_docs.py            # rewrites docs/settings.md
     python scripts/gen_settings_docs.py --out F    # writes F instead (the docs test compares)
 
-Every row comes from the traitlets class ``forge_jupyter.config.Forge`` (type, default, help)
-and its ``ENV`` table (the variable), so the page cannot drift from the code.
+Every row comes from the one declaration of the settings, ``forge_jupyter.settings.SETTINGS``
+(from which the traitlets class and the Python API's defaults are derived too), so the page
+cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -12,18 +13,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, TraitType, Unicode, Union
-
-from forge_jupyter.config import ENV, Forge
+from forge_jupyter.settings import SETTINGS, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
 
 HEADER = """# Settings reference
 
-Generated from `forge_jupyter/config.py` by `python scripts/gen_settings_docs.py`; do not edit
+Generated from `forge_jupyter/settings.py` by `python scripts/gen_settings_docs.py`; do not edit
 by hand. Every setting is a trait of the `Forge` configurable (`%config Forge.NAME = …`,
-`c.Forge.NAME = …` in `ipython_config.py`) and reads the `FORGE_*` variable named here. Config
-wins over the environment, which wins over the default; `%forge config` shows each value and
+`c.Forge.NAME = …` in `ipython_config.py`), an argument of `forge_jupyter.Forge(...)` (but
+those marked notebook only), and reads the `FORGE_*` variable named here, in a kernel and in a
+script alike. An explicit argument wins over config, config over the environment, the
+environment over the default; `%forge config` shows each value and
 where it came from. A list setting takes comma-separated values in its variable; a dict setting
 takes JSON.
 
@@ -32,18 +33,18 @@ takes JSON.
 """
 
 
-def kind(trait: TraitType) -> str:
-    if isinstance(trait, CaselessStrEnum):
-        return " \\| ".join(f"`{v}`" for v in trait.values)
-    for cls, name in ((Bool, "bool"), (Int, "int"), (Float, "float"), (List, "list"),
-                      (Dict, "dict"), (Unicode, "str"), (Union, "str or number")):
-        if isinstance(trait, cls):
-            return name
-    return type(trait).__name__
+KINDS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "list": "list",
+         "dict": "dict", "duration": "str or number"}
 
 
-def default(trait: TraitType) -> str:
-    value = trait.default()
+def kind(s: Setting) -> str:
+    if s.kind == "enum":
+        return " \\| ".join(f"`{v}`" for v in s.choices)
+    return KINDS[s.kind]
+
+
+def default(s: Setting) -> str:
+    value = s.default
     if value is None or value == "" or value == [] or value == {}:
         return "—"
     if isinstance(value, bool):
@@ -52,12 +53,11 @@ def default(trait: TraitType) -> str:
 
 
 def page() -> str:
-    traits = Forge.class_traits(config=True)
     rows = []
-    for name, var in ENV.items():
-        trait = traits[name]
-        help_text = " ".join((trait.help or "").split()).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{var}` | {kind(trait)} | {default(trait)} | {help_text} |\n")
+    for s in SETTINGS:
+        help_text = " ".join(s.help.split()).replace("|", "\\|")
+        where = "" if s.scope == "forge" else " (notebook only)"
+        rows.append(f"| `{s.name}` | `{s.env}` | {kind(s)} | {default(s)} | {help_text}{where} |\n")
     return HEADER + "".join(rows)
 
 

@@ -32,11 +32,11 @@ def test_the_settings_reference_matches_a_fresh_generation(tmp_path):
 
 
 def test_every_setting_is_in_the_reference():
-    from forge_jupyter.config import ENV
+    from forge_jupyter.settings import SETTINGS
 
     text = (ROOT / "docs" / "settings.md").read_text()
-    for name, var in ENV.items():
-        assert f"| `{name}` | `{var}` |" in text, name
+    for s in SETTINGS:
+        assert f"| `{s.name}` | `{s.env}` |" in text, s.name
 
 
 def test_the_readme_is_a_front_door_whose_links_land():

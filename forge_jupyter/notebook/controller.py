@@ -14,9 +14,10 @@ from typing import Any
 
 from ..config import Forge as ForgeConfig
 from ..errors import NotFound
-from ..tools.permission import Rule
+from ..settings import FORGE_SETTINGS
 
-_STORE_KEYS = ("db", "tenant", "builtin_tools", "max_age")  # a change builds a new Forge
+# a change of these builds a new Forge (a new store); the others apply at the next prompt
+_STORE_KEYS = tuple(s.name for s in FORGE_SETTINGS if s.rebuilds)
 
 
 class NotebookForge:
@@ -74,30 +75,12 @@ class NotebookForge:
             self._store_sig = sig
         else:  # settings that apply to the next prompt without a new store
             f = self._forge
-            f.model = kwargs["model"]
-            f.default_agent = kwargs["agent"]
-            f.permissions = [Rule.parse(r) for r in kwargs["permissions"]]
-            f.compaction_ratio, f.char_budget = kwargs["compaction_ratio"], kwargs["char_budget"]
-            f.step_limit, f.tool_timeout = kwargs["step_limit"], kwargs["tool_timeout"]
-            f.max_tokens, f.tool_profile = kwargs["max_tokens"], kwargs["tool_profile"]
-            f.stream_timeout = kwargs["stream_timeout"]
-            f.shell_timeout = kwargs["shell_timeout"]
-            from ..memory import MEMORY_FLAG
-
-            # %config Forge.flags: the next prompt's tool table (memory keeps its own flag)
-            f.flags = frozenset(kwargs["flags"]) | (f.flags & {MEMORY_FLAG})
-            f.mcp.configure(kwargs["mcp_servers"])  # %config Forge.mcp_servers: at the next prompt
-            for key in ("api_base", "api_key"):
-                if key in kwargs:
-                    f.litellm_kwargs[key] = kwargs[key]
-                else:
-                    f.litellm_kwargs.pop(key, None)
-            m = self.config.memory_kwargs()  # a new folder or weights: a new LongTermMemory
-            f.set_memory(m["memory_dir"], enabled=m["memory_long_term"],
-                         embedding_model=m["memory_embedding_model"],
-                         keyword_weight=m["memory_keyword_weight"],
-                         vector_weight=m["memory_vector_weight"],
-                         half_life_days=m["memory_half_life_days"])
+            api_key = kwargs.pop("api_key", None)
+            f.configure(kwargs)  # every declared setting, so none is forgotten after %config
+            if api_key:
+                f.litellm_kwargs["api_key"] = api_key
+            else:
+                f.litellm_kwargs.pop("api_key", None)
         return self._forge
 
     @property

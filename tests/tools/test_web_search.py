@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from forge_jupyter import Forge
 from forge_jupyter.config import Forge as ForgeConfig
 from forge_jupyter.model import TextPart
 from forge_jupyter.testing import Turn
@@ -100,11 +101,14 @@ def test_openai_url_citations_are_kept_on_their_text(make_forge, server, tmp_pat
     assert server.requests[0].body["web_search_options"] == {"search_context_size": "medium"}
 
 
-def test_flags_come_from_config_and_the_environment(monkeypatch):
+def test_flags_come_from_config_and_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("FORGE_FLAGS", "search, Other")
-    assert ForgeConfig().forge_kwargs()["flags"] == ["search", "other"]
+    assert ForgeConfig().forge_kwargs()["flags"] == ["search", "Other"]
+    memory = {"long_term_memory"}
+    assert Forge(db=str(tmp_path / "a.duckdb")).flags - memory == {"search", "other"}  # a script
     monkeypatch.delenv("FORGE_FLAGS")
     assert ForgeConfig().forge_kwargs()["flags"] == []
+    assert Forge(db=str(tmp_path / "b.duckdb")).flags - memory == set()
 
 
 def test_a_failed_provider_search_is_a_failed_server_tool_part(make_forge, server, tmp_path):
