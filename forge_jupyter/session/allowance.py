@@ -23,6 +23,7 @@ class _Pool:
     steps: int = 0
     spent: float = 0.0  # what finished steps cost
     streaming: float = 0.0  # the estimated cost of steps still streaming
+    run_out: bool = False  # a step was stopped mid-reply at the budget: nothing more runs
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -77,7 +78,7 @@ class Allowance:
 
     def budget_spent(self) -> bool:
         p = self.pool
-        return p.budget is not None and p.spent >= p.budget
+        return p.budget is not None and (p.run_out or p.spent >= p.budget)
 
     def take_step(self) -> str | None:
         """Take one model step; None when taken, else why not: ``step-limit`` or ``budget``."""
@@ -85,7 +86,7 @@ class Allowance:
         with p.lock:
             if p.steps >= p.step_limit:
                 return "step-limit"
-            if p.budget is not None and p.spent + p.streaming >= p.budget:
+            if p.budget is not None and (p.run_out or p.spent + p.streaming >= p.budget):
                 return "budget"
             p.steps += 1
             return None
@@ -98,12 +99,14 @@ class Allowance:
             p.streaming += now - before
             return None if p.budget is None else p.budget - p.spent - p.streaming
 
-    def spend(self, cost: float, streamed: float = 0.0) -> None:
-        """A step finished costing ``cost``; its streaming estimate ``streamed`` is let go."""
+    def spend(self, cost: float, streamed: float = 0.0, *, run_out: bool = False) -> None:
+        """A step finished costing ``cost``; its streaming estimate ``streamed`` is let go;
+        ``run_out``: it was stopped at the budget, which its estimate says is spent."""
         p = self.pool
         with p.lock:
             p.spent += cost
             p.streaming -= streamed
+            p.run_out = p.run_out or run_out
 
     def stop_note(self, why: str) -> str:
         """What the person reads (and the model, next time) where the allowance stopped a run."""

@@ -322,7 +322,7 @@ class Processor:
         else:
             self.cost += ev.cost
         streamed = self._spending.release() if self._spending is not None else 0.0
-        ctx.allowance.spend(ev.cost or 0.0, streamed)
+        ctx.allowance.spend(ev.cost or 0.0, streamed, run_out=stopped_by == "budget")
         self._put(StepFinishPart(session_id=ctx.session.id, message_id=self.assistant.id,
                                  reason=self._finish if stopped_by else ev.finish_reason,
                                  tokens=ev.tokens, cost=ev.cost, model=ev.model,
