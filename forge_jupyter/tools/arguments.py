@@ -72,8 +72,9 @@ def parse_arguments(tool: str, raw: str) -> Parsed:
         deep = True
     except ValueError:
         return Parsed(kept=raw)  # not JSON: the call's check says so, quoting it
-    else:
-        deep = _depth(value) > MAX_ARGUMENT_DEPTH
+    else:  # no deeper than its brackets: most calls need no walk (the counts run in C)
+        deep = (raw.count("[") + raw.count("{") > MAX_ARGUMENT_DEPTH
+                and _depth(value) > MAX_ARGUMENT_DEPTH)
     if deep:
         return Parsed(problem=(
             f"The arguments for {tool} nest deeper than {MAX_ARGUMENT_DEPTH} levels; the call "
