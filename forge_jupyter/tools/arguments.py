@@ -20,7 +20,7 @@ MAX_ARGUMENT_DEPTH = 64
 _QUOTE = 200
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Parsed:
     """``args`` when the arguments are a JSON object within bounds; else ``problem`` (what the
     model reads) and ``kept`` (what the call's row keeps of them)."""
@@ -38,21 +38,19 @@ def clip(raw: str) -> str:
 
 
 def _depth(value: Any) -> int:
-    """How deeply ``value`` nests (a scalar: 0), without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_ARGUMENT_DEPTH:
-            break
-        stack.extend((c, level + 1) for c in children)
-    return deepest
+    """How deeply ``value`` nests (a scalar: 0), level by level, without recursion; stops
+    counting past the bound."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level and depth <= MAX_ARGUMENT_DEPTH:
+        depth += 1
+        below: list[Any] = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, dict | list):
+                    below.append(child)
+        level = below
+    return depth
 
 
 def parse_arguments(tool: str, raw: str) -> Parsed:
@@ -62,7 +60,7 @@ def parse_arguments(tool: str, raw: str) -> Parsed:
             f"The arguments for {tool} are {len(raw):,} characters, over the limit of "
             f"{MAX_ARGUMENT_CHARS:,}; the call was not run. Pass large content another way: "
             "write it in several smaller calls, or have code produce it."), kept=clip(raw))
-    if not raw.strip():
+    if not raw or raw.isspace():  # (no stripped copy of a large argument)
         return Parsed(args={})
     try:
         # valid: a JSON escape like "\ud800" decodes to a lone surrogate
@@ -72,9 +70,8 @@ def parse_arguments(tool: str, raw: str) -> Parsed:
         deep = True
     except ValueError:
         return Parsed(kept=raw)  # not JSON: the call's check says so, quoting it
-    else:  # no deeper than its brackets: most calls need no walk (the counts run in C)
-        deep = (raw.count("[") + raw.count("{") > MAX_ARGUMENT_DEPTH
-                and _depth(value) > MAX_ARGUMENT_DEPTH)
+    else:
+        deep = _depth(value) > MAX_ARGUMENT_DEPTH
     if deep:
         return Parsed(problem=(
             f"The arguments for {tool} nest deeper than {MAX_ARGUMENT_DEPTH} levels; the call "
