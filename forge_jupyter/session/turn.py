@@ -80,13 +80,13 @@ def run_context(host: Host, session: SessionHandle, turn: Turn, writer: Writer,
                 allowance: Allowance | None = None) -> RunContext:
     """The run of ``turn``: what runLoop, the Processor and compaction carry. ``allowance``:
     a subagent's run takes from its prompt's (task.py); a person's prompt starts its own."""
+    config = RunConfig(step_limit=host.step_limit, tool_timeout=host.tool_timeout,
+                       retry=host.retry)
     if allowance is None:
-        allowance = Allowance.top(host.step_limit, budget, turn.params.get("max_tokens"))
+        allowance = Allowance.top(config.step_limit, budget, turn.params.get("max_tokens"))
     return RunContext(
         session=session.info, writer=writer, bus=host.bus, model=turn.model, agent=turn.agent.name,
-        system=turn.system, tools=turn.tools, params=turn.params,
-        config=RunConfig(step_limit=host.step_limit, tool_timeout=host.tool_timeout,
-                         retry=host.retry),
+        system=turn.system, tools=turn.tools, params=turn.params, config=config,
         allowance=allowance, forge=host, view_ids=[m.id for m in view],
         gate=PermissionGate(turn.permissions, host.approvals, session), scrub=turn.scrubber,
         output_dir=host.output_dir(session.id), prepare=partial(prepare_request, host),
