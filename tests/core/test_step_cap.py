@@ -103,3 +103,13 @@ def test_a_long_single_step_is_stopped_where_the_budget_runs_out(make_forge, ser
     assert _step_finish(stored).stopped_by_forge == "budget"
     assert "Stopped by forge mid-reply: this prompt's budget of $0.0050 is spent" in stored.text
     assert len(server.requests) == 1
+
+
+def test_an_anthropic_route_that_ignores_max_tokens_is_stopped_too(make_forge, server):
+    server.add(Turn([text("a" * 30_000, chunk=60)]))
+    forge = make_forge(db="duckdb", protocol="anthropic")
+    answer = forge.session("s").prompt("write", max_tokens=128)
+    stored = _stored(forge, answer)
+    assert stored.finish == "length"
+    assert len(stored.parts[1].text) <= 128 * 4 * LOCAL_MARGIN + 60
+    assert _step_finish(stored).stopped_by_forge == "max_tokens"
