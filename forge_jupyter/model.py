@@ -209,6 +209,9 @@ class StepFinishPart(_PartBase):
     tokens: Tokens = Field(default_factory=Tokens)
     cost: float | None = 0.0  # None: the price table does not know the model
     model: str | None = None
+    # Set where forge stopped the round itself, not the server: the limit it passed (the
+    # output limit, the per-step output cap, the prompt's budget); tokens then estimated.
+    stopped_by_forge: Literal["max_tokens", "output-cap", "budget"] | None = None
 
 
 class PatchFile(_Row):

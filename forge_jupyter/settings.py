@@ -106,7 +106,8 @@ SETTINGS: tuple[Setting, ...] = (
             "usable window."),
     Setting("char_budget", "int", 400_000, "Context budget in characters for models litellm "
             "does not know."),
-    Setting("step_limit", "int", 25, "Model steps one prompt may take."),
+    Setting("step_limit", "int", 25, "Model steps one prompt may take, its subagents' "
+            "(task) included."),
     Setting("tool_timeout", "float", 300.0, "Seconds a tool call may run."),
     Setting("shell_timeout", "float", 60.0, "Seconds a command run with %forge shell "
             "(session.shell) may take before its process group is killed."),
@@ -114,7 +115,8 @@ SETTINGS: tuple[Setting, ...] = (
             "its first byte or mid-answer) before the request is retried, then given up with an "
             "error."),
     Setting("max_tokens", "int", 0, "Most tokens one model step may generate (a reply cut off "
-            "there ends the run, marked as such); 0: the model server's default.", empty=0),
+            "there ends the run, marked as such; a server that streams on past it is stopped by "
+            "forge); 0: the model server's default.", empty=0),
     Setting("tool_profile", "enum", "auto", "auto | full | lean: lean offers python, variables, "
             "sql, read and edit with short descriptions and a shorter system prompt, for small "
             "context windows; auto picks it for models litellm knows to have at most 16k input "

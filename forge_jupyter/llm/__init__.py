@@ -32,6 +32,7 @@ from .usage import (
     count_tokens,
     estimated_usage,
     input_price,
+    output_price,
     step_cost,
     tokens_from_usage,
 )
@@ -41,6 +42,6 @@ __all__ = [
     "ServerToolCall", "ServerToolResult",
     "ReasoningStart", "StepFinish", "StreamEvent", "TextDelta", "TextEnd", "TextStart", "ToolCall",
     "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "estimated_usage",
-    "finish_name", "input_price", "litellm", "model_output", "provider_of", "step_cost", "stream",
+    "finish_name", "input_price", "litellm", "model_output", "output_price", "provider_of", "step_cost", "stream",
     "timed_out", "timeout_error", "to_model_messages", "tokens_from_usage", "unfinished_step",
 ]

@@ -44,6 +44,8 @@ async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
     limit = kwargs.get("stream_timeout")
     normalizer = ChunkNormalizer()
     chunks = 0
+    cap = request.output_cap
+    cut = False
     try:
         response = await lm.acompletion(**kwargs)
     except Exception as exc:
@@ -55,29 +57,35 @@ async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
             chunks += 1
             for event in normalizer.feed(chunk):
                 yield event
+            if cap is not None and normalizer.out_chars > cap:
+                # a server that ignores max_tokens (or the budget) streams on: stop reading;
+                # the response is closed below, the step ends as cut off at the limit
+                cut = True
+                break
     except Exception as exc:
         if isinstance(limit, int | float) and timed_out(exc):
             raise timeout_error(limit, chunks > 0) from exc
         raise
     finally:
         close = getattr(response, "aclose", None)
-        if close is not None and normalizer.finish_reason is None:
+        if close is not None and (cut or normalizer.finish_reason is None):
             try:
                 await close()
             except Exception:
                 pass
     for event in normalizer.close():
         yield event
-    if normalizer.usage is not None:
+    if normalizer.usage is not None and not cut:
         tokens = tokens_from_usage(normalizer.usage)
         tokens.estimated = wire_had_usage(response) is False
     else:
         tokens = estimated_usage(request.model, kwargs["messages"], normalizer.output_text())
     yield StepFinish(
-        finish_reason=finish_name(normalizer.finish_reason),
+        finish_reason="length" if cut else finish_name(normalizer.finish_reason),
         tokens=tokens,
         cost=step_cost(request.model, tokens),
         model=request.model,
+        cut=cut,
     )
 
 

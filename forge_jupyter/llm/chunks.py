@@ -65,6 +65,9 @@ class ChunkNormalizer:
         self.reasoning_out: list[str] = []
         self.received_content = False
         self.server = ServerTools()
+        # Characters the model wrote (text, reasoning, tool arguments): what a local stop of
+        # the step reads (``LLMRequest.output_cap``). One add per piece, nothing allocated.
+        self.out_chars = 0
 
     def _switch(self, mode: Block | None, out: list[StreamEvent]) -> None:
         if self.mode == mode:
@@ -98,6 +101,7 @@ class ChunkNormalizer:
                 self._switch("reasoning", out)
                 out.append(ReasoningDelta(reasoning))
                 self.reasoning_out.append(reasoning)
+                self.out_chars += len(reasoning)
                 self.received_content = True
             blocks = getattr(delta, "thinking_blocks", None)
             if blocks:
@@ -111,6 +115,7 @@ class ChunkNormalizer:
                 self._switch("text", out)
                 out.append(TextDelta(content))
                 self.text_out.append(content)
+                self.out_chars += len(content)
                 self.received_content = True
             if getattr(delta, "provider_specific_fields", None) or getattr(delta, "annotations", None):
                 found = self.server.feed(delta)  # the provider's own web search (web_search.py)
@@ -151,6 +156,7 @@ class ChunkNormalizer:
             acc.name = valid_text(name)
         if arguments:
             acc.arguments.append(valid_text(arguments))
+            self.out_chars += len(arguments)
         if not acc.announced and acc.name:
             acc.announced = True
             if not acc.call_id:

@@ -92,6 +92,7 @@ class StepFinish:
     tokens: Tokens
     cost: float | None
     model: str
+    cut: bool = False  # stopped here at ``LLMRequest.output_cap``, not ended by the server
 
 
 StreamEvent = (

@@ -90,6 +90,9 @@ class LLMRequest:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)  # api_base, api_key, temperature, …
+    # Characters of output (text, reasoning, tool arguments) past which the step is stopped
+    # here, whatever the server does; None: no local stop. Never sent.
+    output_cap: int | None = None
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """The messages as sent: the system prompt first, when there is one."""

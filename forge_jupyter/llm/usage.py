@@ -99,6 +99,17 @@ def input_price(model: str) -> float | None:
     return float(price) if price is not None else None
 
 
+def output_price(model: str) -> float | None:
+    """USD per output token, or None for a model the price table does not know."""
+    lm = litellm()
+    try:
+        info = lm.get_model_info(model=model)
+    except Exception:
+        return None
+    price = info.get("output_cost_per_token")
+    return float(price) if price is not None else None
+
+
 def context_window(model: str) -> tuple[int | None, int | None]:
     """(max input tokens, max output tokens) from litellm's model info, None where unknown."""
     lm = litellm()

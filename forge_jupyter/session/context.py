@@ -13,6 +13,7 @@ from ..bus import Bus
 from ..model import Message, SessionInfo, TextPart, ToolPart, now
 from ..tools.base import Tool
 from ..tools.permission import Permissions
+from .allowance import Allowance
 from .host import Host
 from .retry import RetryPolicy
 from .writer import Writer
@@ -20,7 +21,7 @@ from .writer import Writer
 
 @dataclass(frozen=True)
 class RunConfig:
-    step_limit: int = 25  # model rounds per prompt
+    step_limit: int = 25  # model rounds per prompt, its subagents' included (Allowance)
     doom_loop_threshold: int = 3  # identical tool calls in a row that stop the run
     tool_timeout: float = 300.0  # seconds
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -37,10 +38,11 @@ class RunContext:
     tools: dict[str, Tool]
     params: dict[str, Any]
     config: RunConfig
-    budget: float | None = None
+    # What the prompt may still use (steps, money, task depth): shared with its subagents.
+    # (A run made without one — a benchmark's — gets a pool of its own, no budget.)
+    allowance: Allowance = field(default_factory=lambda: Allowance.top(RunConfig.step_limit,
+                                                                       None, None))
     forge: Host | None = None  # the owner (the Forge): tools reach the namespace and store by it
-    spent: float = 0.0
-    steps: int = 0
     recent_calls: list[tuple[str, str]] = field(default_factory=list)
     view_ids: list[str] = field(default_factory=list)  # the model's view, oldest first
     compactions_this_run: int = 0

@@ -9,7 +9,7 @@ hands it to the Processor, which answers ``continue | stop | compact``.
 from __future__ import annotations
 
 from .. import llm
-from ..model import Message, ToolPart
+from ..model import Message, TextPart, ToolPart, now
 from . import compaction
 from .context import RunContext
 from .processor import Processor
@@ -37,6 +37,17 @@ def finished(view: list[Message]) -> bool:
     return True
 
 
+def _stopped(ctx: RunContext, last_user: Message, why: str) -> None:
+    """The prompt's steps or money were used up (by its other runs, a subagent's) before this
+    run could ask the model: an answer saying so, and no request."""
+    message = ctx.assistant_message(last_user.id, status="completed", finish=why,
+                                    completed_at=now())
+    message.parts = [TextPart(session_id=ctx.session.id, message_id=message.id, synthetic=True,
+                              text=ctx.allowance.stop_note(why), time_start=now(),
+                              time_end=now())]
+    ctx.add_message(message)
+
+
 async def run_loop(ctx: RunContext) -> Message:
     """Run the session until the exit condition; returns the last assistant message."""
     while True:
@@ -52,7 +63,10 @@ async def run_loop(ctx: RunContext) -> Message:
         if compaction.overflow(ctx, view):
             compaction.request(ctx, auto=True, reason="context overflow")
             continue
-        ctx.steps += 1
+        refused = ctx.allowance.take_step()  # shared with the prompt's subagents
+        if refused is not None:
+            _stopped(ctx, last_user, refused)
+            break
         assistant = ctx.add_message(ctx.assistant_message(last_user.id))
         request = llm.LLMRequest(
             model=ctx.model,

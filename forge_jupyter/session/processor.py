@@ -13,7 +13,7 @@ open: every part and the message reach a terminal state.
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -35,13 +35,14 @@ from ..model import (
     ToolPart,
     now,
 )
-from ..scrub import valid_data
+from ..tools.arguments import parse_arguments
 from .context import RunContext
 from .durable import Checkpoints, SharedCommit
 from .recovery import close_open_parts
 from .retry import classify, describe, describe_credentials, retry_after
 from .server_parts import ServerParts
-from .tool_call import run_call
+from .step_cap import OUTPUT_CAP_CHARS, Spending, StepCap, step_cap
+from .tool_call import run_calls
 
 log = logging.getLogger(__name__)
 Outcome = Literal["continue", "stop", "compact"]
@@ -51,12 +52,19 @@ YIELD_EVERY = 0.02  # seconds of streaming between two turns of the event loop
 
 CUT_OFF_CALL = ("Not run: the reply was cut off at the output limit (finish: length) before the "
                 "step ended.")
+BUDGET_CALL = ("Not run: forge stopped the reply at the prompt's budget before the step ended.")
 
 
-def _cut_off_note(request: llm.LLMRequest, calls: bool) -> str:
-    """What the person reads (and the model, next time) under a reply the limit cut off."""
+def _cut_off_note(request: llm.LLMRequest, calls: bool, cap: StepCap | None = None) -> str:
+    """What the person reads (and the model, next time) under a reply the limit cut off:
+    the server's limit, or (``cap``) one forge stopped the stream at itself."""
     limit = request.params.get("max_tokens")
     at = f"max_tokens = {limit:,}" if isinstance(limit, int) else "the model server's own limit"
+    if cap is not None and cap.limit == "max_tokens":
+        at = (f"stopped by forge: past {cap.max_tokens:,} tokens by its estimate, and the "
+              "server had not stopped")
+    elif cap is not None:
+        at = f"stopped by forge at its cap of {cap.chars:,} characters for one model step"
     ran = " Its tool calls were not run." if calls else ""
     return (f"Cut off at the output limit ({at}): this reply is incomplete.{ran} Send another "
             "prompt to go on (\"continue\", or ask for smaller steps), or raise the limit: "
@@ -87,12 +95,23 @@ class Processor:
         self._received = False
         self._request: llm.LLMRequest | None = None
         self._counted = False  # this round's usage is in self.tokens (reported or estimated)
+        self._cap: StepCap | None = None  # where forge stops this round's stream itself
+        self._spending: Spending | None = None  # its estimated cost, in the prompt's pool
+        self._stopped: StepCap | None = None  # the cap this round was stopped at, if it was
+        self._chars = 0  # text and reasoning streamed: what the budget watch reads
         self.tokens = Tokens()
         self.cost: float | None = 0.0
 
     # ------------------------------------------------------------------------ entry point
 
     async def process(self, request: llm.LLMRequest) -> Outcome:
+        try:
+            return await self._guarded(request)
+        finally:
+            if self._spending is not None:  # a round never counted lets go of its estimate
+                self.ctx.allowance.spend(0.0, self._spending.release())
+
+    async def _guarded(self, request: llm.LLMRequest) -> Outcome:
         try:
             return await self._process(request)
         except asyncio.CancelledError:
@@ -107,6 +126,11 @@ class Processor:
 
     async def _process(self, request: llm.LLMRequest) -> Outcome:
         ctx = self.ctx
+        if self.source is llm.stream:  # a live round (a recorded one replays what it holds)
+            self._cap, self._spending = step_cap(request, ctx.allowance)
+            if self.summary and self._cap.limit != "output-cap":  # a summary: only the cap
+                self._cap, self._spending = StepCap(OUTPUT_CAP_CHARS, "output-cap"), None
+            request.output_cap = self._cap.chars
         self._request = request
         self._put(StepStartPart(session_id=ctx.session.id, message_id=self.assistant.id, model=ctx.model))
         policy = ctx.config.retry
@@ -150,13 +174,13 @@ class Processor:
         outcome: Outcome = "stop"
         # Cut off at the output limit: the run stops here, said so, and nothing of the step runs
         # (a call may be cut mid-arguments; another step would likely be cut the same way).
-        cut_off = self._finish == "length" and not self.summary
+        cut_off = self._finish in ("length", "budget") and not self.summary
         if self._calls and self.summary:
             for part in self._calls:
                 self._fail_tool(part, "A summary must not call tools; the call was not run.")
         elif self._calls and cut_off:
             for part in self._calls:
-                self._fail_tool(part, CUT_OFF_CALL + (
+                self._fail_tool(part, (CUT_OFF_CALL if self._finish == "length" else BUDGET_CALL) + (
                     f" Its arguments are incomplete JSON: {part.raw_input[:200]!r}."
                     if part.raw_input is not None else ""))
         elif self._calls:
@@ -165,19 +189,23 @@ class Processor:
             self._finish = "tool-calls"
         finish = self._finish
         error = None
-        stop_note = _cut_off_note(request, bool(self._calls)) if cut_off else None
+        stop_note = None
+        if self._finish == "budget" and cut_off:
+            stop_note = ctx.allowance.stop_note("budget").replace(
+                "Stopped:", "Stopped by forge mid-reply:", 1)
+        elif cut_off:
+            stop_note = _cut_off_note(request, bool(self._calls), self._stopped)
         doom = next((p for p in self._calls if p.metadata.get("doom_loop")), None)
+        allowance = ctx.allowance  # the prompt's, its subagents' steps and spending included
         if doom is not None:
             outcome, finish = "stop", "doom-loop"
             error = ErrorInfo(type="doom_loop", message=doom.error or "doom loop")
-        elif outcome == "continue" and ctx.budget is not None and ctx.spent >= ctx.budget:
+        elif outcome == "continue" and allowance.budget_spent():
             outcome, finish = "stop", "budget"
-            stop_note = (f"Stopped: this prompt's budget of ${ctx.budget:.4f} is spent "
-                         f"(${ctx.spent:.4f} so far). Send another prompt to continue.")
-        elif outcome == "continue" and ctx.steps >= ctx.config.step_limit:
+            stop_note = allowance.stop_note("budget")
+        elif outcome == "continue" and allowance.steps_used_up():
             outcome, finish = "stop", "step-limit"
-            stop_note = (f"Stopped after {ctx.steps} model steps (the step limit). "
-                         "Send another prompt to continue, or raise Forge.step_limit.")
+            stop_note = allowance.stop_note("step-limit")
         if stop_note:
             self._put(TextPart(session_id=ctx.session.id, message_id=self.assistant.id,
                                text=stop_note, synthetic=True, time_start=now(), time_end=now()))
@@ -194,59 +222,68 @@ class Processor:
         finally:
             await self._checkpoints.settle()
         self._server.settle()
+        if self._finish is None and self._stopped is not None:  # forge stopped it mid-stream
+            self._end_block()
+            message = self.writer.message(self.assistant.id) or self.assistant
+            self._step_finish(llm.unfinished_step(request, message.parts, "budget"))
 
     async def _read(self, request: llm.LLMRequest) -> None:
         ctx = self.ctx
         sid, mid = ctx.session.id, self.assistant.id
         clock = time.monotonic
         next_yield = clock() + YIELD_EVERY
-        async for ev in self.source(request):
-            if clock() >= next_yield:
-                # litellm hands over buffered chunks without returning to the event loop; yield
-                # now and then so Stop, approval clicks and widget timers are not starved.
-                await asyncio.sleep(0)
-                next_yield = clock() + YIELD_EVERY
-            t = type(ev)
-            if t is llm.TextDelta or t is llm.ReasoningDelta:
-                self._buf.append(ev.text)
-                self.writer.part_delta(self._text, "text", ev.text)
-            elif t is llm.TextStart:
-                self._received = True
-                self._open(TextPart(session_id=sid, message_id=mid, time_start=now()))
-            elif t is llm.ReasoningStart:
-                self._received = True
-                self._open(ReasoningPart(session_id=sid, message_id=mid, time_start=now()))
-            elif t is llm.TextEnd or t is llm.ReasoningEnd:
-                if t is llm.ReasoningEnd and ev.signature:
-                    self._text.metadata["signature"] = ev.signature
-                self._end_block()
-            elif t is llm.ToolInputStart:
-                self._received = True
-                part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
-                self._call_at[ev.index] = part
-                self._put(part)
-            elif t is llm.ToolCall:
-                self._received = True
-                part = self._call_at.get(ev.index)
-                if part is None:  # a call with no name ever sent: it still gets a card
+        spending = self._spending
+        async with contextlib.aclosing(self.source(request)) as events:
+            async for ev in events:
+                if clock() >= next_yield:
+                    # litellm hands over buffered chunks without returning to the event loop;
+                    # yield now and then so Stop, approval clicks and widget timers are not
+                    # starved — and count what streamed against the prompt's shared budget.
+                    if spending is not None and spending.over(self._chars):
+                        self._stopped = StepCap(self._chars, "budget")
+                        break
+                    await asyncio.sleep(0)
+                    next_yield = clock() + YIELD_EVERY
+                t = type(ev)
+                if t is llm.TextDelta or t is llm.ReasoningDelta:  # the hot path: one add
+                    self._chars += len(ev.text)
+                    self._buf.append(ev.text)
+                    self.writer.part_delta(self._text, "text", ev.text)
+                elif t is llm.TextStart:
+                    self._received = True
+                    self._open(TextPart(session_id=sid, message_id=mid, time_start=now()))
+                elif t is llm.ReasoningStart:
+                    self._received = True
+                    self._open(ReasoningPart(session_id=sid, message_id=mid, time_start=now()))
+                elif t is llm.TextEnd or t is llm.ReasoningEnd:
+                    if t is llm.ReasoningEnd and ev.signature:
+                        self._text.metadata["signature"] = ev.signature
+                    self._end_block()
+                elif t is llm.ToolInputStart:
+                    self._received = True
                     part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
                     self._call_at[ev.index] = part
-                try:
-                    # valid: a JSON escape like "\ud800" decodes to a lone surrogate
-                    args = valid_data(json.loads(ev.arguments)) if ev.arguments.strip() else {}
-                except ValueError:
-                    args = None
-                if isinstance(args, dict):
-                    part.input = args
-                else:
-                    part.raw_input = ev.arguments
-                self._calls.append(part)
-                self._put(part)  # the arguments are complete: the row (and the card) shows them
-            elif t is llm.StepFinish:
-                self._step_finish(ev)
-            elif t is llm.ServerToolCall or t is llm.ServerToolResult or t is llm.Citation:
-                self._received = True
-                self._server.handle(ev, self._text)
+                    self._put(part)
+                elif t is llm.ToolCall:
+                    self._received = True
+                    part = self._call_at.get(ev.index)
+                    if part is None:  # a call with no name ever sent: it still gets a card
+                        part = ToolPart(session_id=sid, message_id=mid, call_id=ev.call_id, tool=ev.name)
+                        self._call_at[ev.index] = part
+                    parsed = parse_arguments(part.tool, ev.arguments)  # bounded: size, depth
+                    if parsed.args is not None:
+                        part.input = parsed.args
+                    else:
+                        part.raw_input = parsed.kept
+                    if parsed.problem is not None:
+                        part.fail(parsed.problem)
+                    self._calls.append(part)
+                    self._put(part)  # the arguments are complete: the row (and the card) shows them
+                elif t is llm.StepFinish:
+                    self._step_finish(ev)
+                elif t is llm.ServerToolCall or t is llm.ServerToolResult or t is llm.Citation:
+                    self._received = True
+                    self._server.handle(ev, self._text)
 
     def _open(self, part: TextPart | ReasoningPart) -> None:
         self._end_block()
@@ -266,10 +303,15 @@ class Processor:
         self._put(part)
 
     def _step_finish(self, ev: llm.StepFinish) -> None:
+        if ev.cut and self._cap is not None:  # the stream passed this round's cap (llm.stream)
+            self._stopped = self._cap
+        stopped = self._stopped
         self._finish = ev.finish_reason
-        self._count_step(ev)
+        if stopped is not None:
+            self._finish = "budget" if stopped.limit == "budget" else "length"
+        self._count_step(ev, stopped.limit if stopped is not None else None)
 
-    def _count_step(self, ev: llm.StepFinish) -> None:
+    def _count_step(self, ev: llm.StepFinish, stopped_by: str | None = None) -> None:
         """Add a round's usage and cost to the message and the prompt's budget; its
         step-finish part says them."""
         ctx = self.ctx
@@ -279,17 +321,18 @@ class Processor:
             self.cost = None
         else:
             self.cost += ev.cost
-        ctx.spent += ev.cost or 0.0
+        streamed = self._spending.release() if self._spending is not None else 0.0
+        ctx.allowance.spend(ev.cost or 0.0, streamed, run_out=stopped_by == "budget")
         self._put(StepFinishPart(session_id=ctx.session.id, message_id=self.assistant.id,
-                                 reason=ev.finish_reason, tokens=ev.tokens, cost=ev.cost,
-                                 model=ev.model))
+                                 reason=self._finish if stopped_by else ev.finish_reason,
+                                 tokens=ev.tokens, cost=ev.cost, model=ev.model,
+                                 stopped_by_forge=stopped_by))
 
     # ------------------------------------------------------------------------ tools
 
     async def _run_tools(self) -> None:
         # Started together, written in call order: each part already has its place (its id).
-        await asyncio.gather(*(run_call(self.ctx, p, self.tool_table, self._commit)
-                               for p in self._calls))
+        await run_calls(self.ctx, self._calls, self.tool_table, self._commit)
         files = [PatchFile(**f) for p in self._calls if p.state == "completed"
                  for f in ([p.metadata.get("patch")] + list(p.metadata.get("patches") or ()))
                  if isinstance(f, dict)]  # apply_patch changes several files: "patches"
@@ -298,7 +341,8 @@ class Processor:
                                 files=files))
 
     def _fail_tool(self, part: ToolPart, message: str, **meta: object) -> None:
-        self._put(part.fail(message, **meta))
+        if not part.is_terminal:  # refused already (arguments out of bounds): keep that reason
+            self._put(part.fail(message, **meta))
 
     # ------------------------------------------------------------------------ closing
 

@@ -21,6 +21,7 @@ from ..model import ErrorInfo, Event, FilePart, Message, now
 from ..model_choice import MAX_TOKENS_HINT
 from ..scrub import valid_text
 from . import compaction, runner
+from .allowance import Allowance
 from .context import RunContext
 from .host import SessionHandle
 from .loop import run_loop
@@ -39,7 +40,8 @@ _CLEANUP_SECONDS = 15.0
 async def _running(session: SessionHandle, *, model: str | None, agent: str | None,
                    tools: dict[str, bool] | None, permissions: list[Any] | None,
                    budget: float | None, new_text: str | None,
-                   max_tokens: int | None = None, quiet: bool = False) -> AsyncIterator[RunContext]:
+                   max_tokens: int | None = None, quiet: bool = False,
+                   allowance: Allowance | None = None) -> AsyncIterator[RunContext]:
     """Take the session's runner (claim + lease), recover what a dead runner left open, read
     the model's view, decide the turn (turn.py) and build the run's context from it; release
     everything on the way out."""
@@ -92,7 +94,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         if recovered:
             writer.record(Event(session_id=sid, type="recovery.noticed",
                                 data={"messages": [m.id for m in recovered]}))
-        ctx = run_context(forge, session, turn, writer, view, budget)
+        ctx = run_context(forge, session, turn, writer, view, budget, allowance)
         ctx.aborted = run.abort_requested
         run.ctx = ctx
         # quiet: a replay, which asks no model (replay.py). Said once a session (the footer of
@@ -200,8 +202,12 @@ async def prompt_async(
     files: list[str] | None = None,
     permissions: list[Any] | None = None,
     max_tokens: int | None = None,
+    allowance: Allowance | None = None,
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message.
+
+    ``allowance``: a subagent's prompt (the ``task`` tool) takes its steps, money, output limit
+    and depth from its parent prompt's; ``budget`` and ``max_tokens`` then do not apply.
 
     The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
     secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
@@ -214,8 +220,11 @@ async def prompt_async(
         budget = positive_number(budget, "budget", "Give the most this prompt may spend in US "
                                  "dollars, e.g. budget=0.25 (%%forge --budget 0.25), or no "
                                  "budget for no limit.")
+    if allowance is not None:  # a subagent: the parent prompt's limits are the ones that hold
+        budget, max_tokens = None, allowance.max_tokens
     async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
-                        budget=budget, new_text=text, max_tokens=max_tokens) as ctx:
+                        budget=budget, new_text=text, max_tokens=max_tokens,
+                        allowance=allowance) as ctx:
         user = ctx.user_message(text, origin=origin,
                                 metadata={"budget": budget} if budget is not None else {})
         for path in files or ():

@@ -11,13 +11,13 @@ belong to: the open one, else the next one, else the round's last.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..llm.events import Citation, ServerToolCall, ServerToolResult
 from ..llm.web_search import result_text
 from ..model import ReasoningPart, TextPart, ToolPart
 from ..scrub import valid_data
+from ..tools.arguments import parse_arguments
 from .writer import Writer
 
 NO_RESULT = "The provider sent no result for this search before the round ended."
@@ -54,14 +54,11 @@ class ServerParts:
     def _call(self, call_id: str, name: str, arguments: str) -> ToolPart:
         part = ToolPart(session_id=self.session_id, message_id=self.message_id, call_id=call_id,
                         tool=name, metadata={"server": True})
-        try:
-            args = valid_data(json.loads(arguments)) if arguments.strip() else {}
-        except ValueError:
-            args = None
-        if isinstance(args, dict):
-            part.input = args
+        parsed = parse_arguments(name, arguments)  # the provider's call is bounded too
+        if parsed.args is not None:
+            part.input = parsed.args
         else:
-            part.raw_input = arguments
+            part.raw_input = parsed.kept
         self.calls[call_id] = part.start()
         return part
 

@@ -22,6 +22,9 @@ from ..tools.base import Tool, ToolContext
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
 
+MAX_CALLS_PER_STEP = 32
+MAX_CONCURRENT_CALLS = 8
+
 
 def _fail(ctx: RunContext, part: ToolPart, message: str, **meta: Any) -> None:
     ctx.writer.update_part(part.fail(message, **meta))
@@ -60,12 +63,38 @@ async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> T
     return tool
 
 
+async def run_calls(ctx: RunContext, parts: list[ToolPart], tools: dict[str, Tool],
+                    commit: Callable[[], Awaitable[None]]) -> None:
+    """Run one round's calls: started together, at most MAX_CONCURRENT_CALLS running at
+    once, each written in its place (its id keeps call order); past MAX_CALLS_PER_STEP none
+    runs, and the model reads why."""
+    slots = asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+    for part in parts[MAX_CALLS_PER_STEP:]:
+        if not part.is_terminal:
+            _fail(ctx, part, f"Not run: one step may make at most {MAX_CALLS_PER_STEP} tool "
+                             f"calls and this one made {len(parts)}. Make the rest in your next "
+                             "step (or combine them into fewer calls).")
+    await asyncio.gather(*(run_call(ctx, p, tools, commit, slots)
+                           for p in parts[:MAX_CALLS_PER_STEP] if not p.is_terminal))
+
+
 async def run_call(ctx: RunContext, part: ToolPart, tools: dict[str, Tool],
-                   commit: Callable[[], Awaitable[None]]) -> None:
-    """Check, run and record one call; ``commit`` makes its ``running`` row durable."""
+                   commit: Callable[[], Awaitable[None]],
+                   slots: asyncio.Semaphore | None = None) -> None:
+    """Check, run and record one call; ``commit`` makes its ``running`` row durable;
+    ``slots``: the round's bound on calls running at once."""
     tool = await _checked(ctx, part, tools)
     if tool is None:
         return
+    if slots is None:
+        await _run_checked(ctx, part, tool, commit)
+        return
+    async with slots:
+        await _run_checked(ctx, part, tool, commit)
+
+
+async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
+                       commit: Callable[[], Awaitable[None]]) -> None:
     ctx.writer.update_part(part.start())
     try:
         await commit()

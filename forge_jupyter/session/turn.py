@@ -24,6 +24,7 @@ from ..tools.base import Tool
 from ..tools.permission import Permissions, Rule, agent_defaults
 from ..tools.plugins import apply_chain
 from ..tools.profiles import Profile, apply_profile, profile_for
+from .allowance import Allowance
 from .context import RunConfig, RunContext
 from .host import Host, SessionHandle
 from .permission_gate import PermissionGate
@@ -75,14 +76,18 @@ def settle_tools(host: Host, ctx: RunContext) -> None:
 
 
 def run_context(host: Host, session: SessionHandle, turn: Turn, writer: Writer,
-                view: list[Message], budget: float | None) -> RunContext:
-    """The run of ``turn``: what runLoop, the Processor and compaction carry."""
+                view: list[Message], budget: float | None,
+                allowance: Allowance | None = None) -> RunContext:
+    """The run of ``turn``: what runLoop, the Processor and compaction carry. ``allowance``:
+    a subagent's run takes from its prompt's (task.py); a person's prompt starts its own."""
+    config = RunConfig(step_limit=host.step_limit, tool_timeout=host.tool_timeout,
+                       retry=host.retry)
+    if allowance is None:
+        allowance = Allowance.top(config.step_limit, budget, turn.params.get("max_tokens"))
     return RunContext(
         session=session.info, writer=writer, bus=host.bus, model=turn.model, agent=turn.agent.name,
-        system=turn.system, tools=turn.tools, params=turn.params,
-        config=RunConfig(step_limit=host.step_limit, tool_timeout=host.tool_timeout,
-                         retry=host.retry),
-        budget=budget, forge=host, view_ids=[m.id for m in view],
+        system=turn.system, tools=turn.tools, params=turn.params, config=config,
+        allowance=allowance, forge=host, view_ids=[m.id for m in view],
         gate=PermissionGate(turn.permissions, host.approvals, session), scrub=turn.scrubber,
         output_dir=host.output_dir(session.id), prepare=partial(prepare_request, host),
         compaction_ratio=host.compaction_ratio, char_budget=host.char_budget,

@@ -3,7 +3,9 @@
 The child session records its parent (``parent_id``); the parent's assistant message gets a
 ``subtask`` part naming the child; the child's final answer is this tool's result. The child
 runs under its own agent's defaults plus every rule of the parent's session and prompt layers,
-so it can never do more than the parent was allowed to.
+so it can never do more than the parent was allowed to — nor spend more: it takes its model
+steps and money from the parent prompt's allowance (session/allowance.py), one level deeper,
+and past ``MAX_TASK_DEPTH`` levels (or with nothing left) a ``task`` call fails.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError("task needs a running Forge session")
     agent = args.get("agent") or "plan"
     forge.agents.get(agent)  # a clear error for an unknown agent
+    allowance = run.allowance
+    refused = allowance.child_refused()
+    if refused:
+        raise ToolError(refused)
     parent = run.session
     child = forge.session(None, new=True, parent_id=parent.id, title=args["description"][:200],
                           agent=agent, directory=parent.directory)
@@ -39,7 +45,7 @@ async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     # No view follows a child session: a question it asked would wait where nobody sees it.
     inherited.append(Rule("question", "*", "deny"))
     answer = await child.prompt_async(args["prompt"], agent=agent, permissions=inherited,
-                                      model=run.model)
+                                      model=run.model, allowance=allowance.child())
     if answer.status != "completed":
         reason = answer.error.message if answer.error else answer.status
         raise ToolError(f"The subagent ({agent}, session {child.id}) did not finish: {reason}\n"
