@@ -54,6 +54,22 @@ def parent_dir(located: Located, *, create: bool = False) -> Iterator[tuple[int,
         os.close(fd)
 
 
+def open_dir(located: Located) -> int:
+    """A descriptor of the folder ``located`` itself, reached from the base without following
+    links; a ToolError when it is not a folder."""
+    if located.rel == ".":
+        return os.open(located.base, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    with parent_dir(located) as (fd, name):
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP or _is_link(fd, name):
+                raise ToolError(f"{located.shown} {_SWAPPED.format(what=located.shown)}") from exc
+            if exc.errno == errno.ENOTDIR:
+                raise ToolError(f"{located.shown} is a file, not a directory.") from exc
+            raise
+
+
 def _is_link(fd: int, name: str) -> bool:
     try:
         return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
