@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 from ..errors import ToolError
 from .base import ToolContext
-from .nofollow import open_dir, open_entry, open_inside
+from .nofollow import file_kind, open_dir, open_entry, open_inside
 from .paths import SKIP_DIRS, Located, ignores_case
 
 _STORE_FILES = ("the database", "the write-ahead log", "the lock file")
@@ -135,19 +135,6 @@ def check(fence: Fence, located: Located, *, writing: bool = False, tool: str = 
         raise refusal(located.shown, what, writing=writing, tool=tool)
 
 
-def _kind(st: os.stat_result) -> str:
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
 def approve(fence: Fence, located: Located) -> str:
     """``located``'s real path, once it is a regular file the model may read (else a ToolError):
     what may be handed to a reader that opens by path (DuckDB), without opening it here."""
@@ -157,7 +144,7 @@ def approve(fence: Fence, located: Located) -> str:
     except OSError as exc:
         raise ToolError(f"{located.shown} cannot be read: {exc.strerror or exc}.") from exc
     if not stat.S_ISREG(st.st_mode):
-        raise ToolError(f"{located.shown} is {_kind(st)}; the file tools read regular files only.")
+        raise ToolError(f"{located.shown} is {file_kind(st)}; file tools read and write regular files only.")
     return str(located.path)
 
 
