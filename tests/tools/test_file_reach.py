@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,30 @@ def test_write_and_edit_refuse_other_sessions_outputs_like_the_store(shared, ser
     assert parts[3].state == "error" and "a working file of this Forge's store" in parts[3].error
     assert (root / theirs / "prt_1.txt").read_text() == f"{BOB_OUTPUT}\n"
     assert not (root / theirs / "new.txt").exists()
+
+
+@pytest.mark.timeout(120)
+def test_the_private_copies_of_a_tenants_rows_are_out_of_reach(make_forge, server, tmp_path,
+                                                               monkeypatch):
+    # the root holds the temporary folder, where forge.sql copies a tenant's rows to Parquet
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    db = tmp_path / "store" / "forge.duckdb"
+    bob = make_forge(db=str(db), tenant="bob")
+    server.add(Turn.text("noted"))
+    bob.session("b1").prompt(f"remember {BOB_SECRET}")
+    assert int(bob.sql("SELECT count(*) AS n FROM part")["n"][0]) > 0  # copied out, as Parquet
+    [copy] = [p.relative_to(tmp_path).as_posix() for p in (tmp_path / "tmp").glob("forge-sql-*/part.parquet")]
+    alice = make_forge(db=str(db), tenant="alice", builtin_tools=True, root=tmp_path)
+    calls = [("sql", {"query": f"SELECT * FROM read_parquet('{copy}')"}),
+             ("sql", {"query": "SELECT * FROM read_parquet('tmp/forge-sql-*/*.parquet')"}),
+             ("sql", {"query": "SELECT * FROM read_parquet('**/part.parquet')"}),
+             ("read", {"path": copy}), ("grep", {"pattern": "b", "path": copy}),
+             ("glob", {"pattern": "**/*.parquet"})]
+    parts = run(alice, "a1", calls, server)
+    _never_leaks(parts)
+    for part in (parts[0], parts[3], parts[4]):
+        assert part.state == "error" and "a private copy of a tenant's history" in part.error
+    for part in parts[1:3]:
+        assert part.state == "error" and "No file under the session's root matches" in part.error
+    assert parts[5].output.startswith("No files match")
