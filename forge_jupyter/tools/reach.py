@@ -18,6 +18,7 @@ regular file, not the store's inode), so a FIFO put in place of a checked file i
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import tempfile
@@ -90,9 +91,9 @@ class Fence:
 
 def fence_of(ctx: ToolContext) -> Fence:
     """The fence of the running call: its Forge's store files and its session's outputs."""
-    fold = ignores_case(os.path.realpath(ctx.root)) if ctx.root else False
+    root = os.path.realpath(ctx.root) if ctx.root else None
     store = getattr(ctx.forge, "store", None)
-    owned = [os.path.realpath(f) for f in store.files()] if store is not None else []
+    owned = [str(f) for f in store.files()] if store is not None else []  # resolved already
     named = tuple(zip(owned, _STORE_FILES, strict=False))
     inodes = []
     for path, what in named:
@@ -106,10 +107,15 @@ def fence_of(ctx: ToolContext) -> Fence:
             own = ctx.forge.output_dir(ctx.session_id)
     own = os.path.realpath(own) if own else None
     outputs = os.path.dirname(own) if own else None
-    if outputs is not None and ctx.root and _within(os.path.realpath(ctx.root), outputs):
+    if outputs is not None and root is not None and _within(root, outputs):
         outputs = None  # a root inside the outputs folder: every file of it would be "outputs"
-    copies = os.path.join(os.path.realpath(tempfile.gettempdir()), COPIES)
-    return Fence(fold, named, sidecars, tuple(inodes), outputs, own, copies)
+    return Fence(ignores_case(root) if root else False, named, sidecars, tuple(inodes), outputs,
+                 own, _copies(tempfile.gettempdir()))
+
+
+@functools.lru_cache(maxsize=4)
+def _copies(tmp: str) -> str:
+    return os.path.join(os.path.realpath(tmp), COPIES)
 
 
 def refusal(shown: str, what: str, *, writing: bool = False, tool: str = "") -> ToolError:
@@ -152,8 +158,10 @@ def open_readable(fence: Fence, located: Located) -> BinaryIO:
     """``located`` opened for reading: checked by path, reached without following links,
     opened without blocking, and checked again on the descriptor (a regular file, not the
     store's)."""
-    check(fence, located)
-    f = open_inside(located)
+    what = fence.why(str(located.path))
+    if what is not None:
+        raise refusal(located.shown, what)
+    f = open_inside(located)  # its inode is judged on the descriptor, below
     what = fence.why_inode(os.fstat(f.fileno()))
     if what is not None:
         f.close()
