@@ -121,7 +121,10 @@ def _files(value: str, root: str, fence: Fence) -> list[str]:
     names = value.split("/")
     fixed = next(i for i, n in enumerate(names) if any(w in n for w in WILDCARDS))
     pattern = [n for n in names[fixed:] if n not in ("", ".")]
-    start = locate(root, "/".join(names[:fixed]) or ("/" if value.startswith("/") else "."))
+    try:  # the folder the wildcard starts from: inside the root, or nothing is listed
+        start = locate(root, "/".join(names[:fixed]) or ("/" if value.startswith("/") else "."))
+    except ToolError as exc:
+        raise ToolError(f"{value!r} starts outside the session's root: {exc}") from None
     nothing = ToolError(f"No file under the session's root matches {value!r} (files that are not "
                         "regular, the store's files and other sessions' outputs never match).")
     if not start.path.is_dir():

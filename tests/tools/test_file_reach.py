@@ -10,6 +10,7 @@ session's saved outputs.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import tempfile
 from pathlib import Path
@@ -172,7 +173,10 @@ def test_sql_never_reads_the_store_or_another_sessions_outputs_however_spelled(s
                f"SELECT replace(file, '{root}/', '') AS f FROM glob('**') ORDER BY f",
                "SELECT * FROM read_csv('/etc/*')",
                "SELECT * FROM glob('/etc/*')",
-               "SELECT * FROM read_text('../*')"]
+               "SELECT * FROM read_text('../*')",
+               "SELECT * FROM read_text('etc/*')",  # through a link to /etc
+               "SELECT * FROM read_text('etc/passwd')"]
+    os.symlink("/etc", root / "etc")
     parts = run(alice, "a1", [("sql", {"query": q}) for q in queries], server)
     _never_leaks(parts)
     by_query = dict(zip(queries, parts, strict=True))
@@ -193,10 +197,15 @@ def test_sql_never_reads_the_store_or_another_sessions_outputs_however_spelled(s
     assert listed.state == "completed"
     # alice's own output stays readable
     assert listed.output.split() == ["f", "data.csv", f"{mine}/prt_2.txt", "(2", "rows)"]
-    for part in parts[16:]:  # nothing outside the root is listed or named
+    for query, part in zip(queries[16:], parts[16:], strict=True):
+        # nothing outside the root is listed or named, but what the query itself wrote
         assert part.state == "error"
-        assert "PackageKit" not in part.error and "passwd" not in part.error
-        assert "hostname" not in part.error and "/etc/" not in part.error.replace("'/etc/*'", "")
+        own = re.search(r"'([^']*)'", query).group(1)
+        text = part.error.replace(repr(own), "")
+        assert "PackageKit" not in text and "passwd" not in text and "hostname" not in text
+        assert "/etc/" not in text, text
+    assert "starts outside the session's root" in parts[16].error
+    assert "symbolic link to a place outside the root" in parts[-1].error
 
 
 @pytest.mark.timeout(120)
