@@ -33,7 +33,9 @@ from .paths import SKIP_DIRS, Located, ignores_case
 
 _STORE_FILES = ("the database", "the write-ahead log", "the lock file")
 _SIDECAR = "a working file"
-COPIES = "forge-sql-"  # store/sandbox.py's PREFIX: a tenant's rows copied out for SQL
+# store/sandbox.py's PREFIX (a tenant's rows copied out for SQL), not imported from there: that
+# module loads DuckDB, which no file tool needs (tests/tools/test_file_reach.py pins they agree)
+COPIES = "forge-sql-"
 OUTPUTS = "another session's saved outputs"
 
 
@@ -73,7 +75,7 @@ class Fence:
             if _within(real, outputs) and real != outputs and not (
                     self.own is not None and _within(real, self._norm(self.own))):
                 return OUTPUTS
-        if real.startswith(self._norm(self.copies)):
+        if self.copies and real.startswith(self._norm(self.copies)):
             return "a private copy of a tenant's history"
         return None
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from forge_jupyter.store import sandbox
 from forge_jupyter.testing import Turn, tool_call
+from forge_jupyter.tools import reach
 
 BOB_SECRET = "bob-private-prompt-7f3a"  # in the store only as another tenant's prompt
 BOB_OUTPUT = "bob-saved-output-91c2"  # in another session's saved outputs only
@@ -284,3 +286,4 @@ def test_the_private_copies_of_a_tenants_rows_are_out_of_reach(make_forge, serve
     for part in parts[1:3]:
         assert part.state == "error" and "No file under the session's root matches" in part.error
     assert parts[5].output.startswith("No files match")
+    assert reach.COPIES == sandbox.PREFIX  # the folders fenced are the ones the sandbox makes
