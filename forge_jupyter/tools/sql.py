@@ -12,9 +12,12 @@ the files it reads cannot be overwritten.
 File paths are the string literals the query gives a reader (``read_csv('data/x.csv')``,
 ``read_parquet(['a.parquet', 'b.parquet'])``, ``FROM 'x.csv'``): each is resolved against the
 session's directory — not the process's working directory — like the file tools' paths
-(``..``, absolute paths elsewhere and symbolic links out of it are refused), a wildcard is
-expanded here to the files it matches, and the literal is replaced by the absolute path before
-DuckDB sees the query.
+(``..``, absolute paths elsewhere and symbolic links out of it are refused) and approved by
+their one check (tools/reach.py: a regular file, not the store's, not another session's
+outputs); a wildcard is expanded here, by the file tools' walk of the root, to the files that
+check lets through — never by DuckDB, never outside the root — and the literal is replaced by
+the absolute paths before DuckDB sees the query. Those paths are DuckDB's ``allowed_paths``:
+it can open nothing else, whatever the query builds.
 """
 
 from __future__ import annotations
