@@ -287,3 +287,31 @@ def test_the_private_copies_of_a_tenants_rows_are_out_of_reach(make_forge, serve
         assert part.state == "error" and "No file under the session's root matches" in part.error
     assert parts[5].output.startswith("No files match")
     assert reach.COPIES == sandbox.PREFIX  # the folders fenced are the ones the sandbox makes
+
+
+@pytest.mark.timeout(120)
+def test_without_a_store_file_other_sessions_outputs_are_still_out_of_reach(make_forge, server,
+                                                                            tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    forge = make_forge(db=":memory:", builtin_tools=True, root=root, output_root=root / "saved")
+    first = forge.session("first")
+    theirs = Path(forge.output_dir(first.id))
+    theirs.mkdir(parents=True)
+    (theirs / "prt_1.txt").write_text(f"{BOB_OUTPUT}\n")
+    rel = theirs.relative_to(root).as_posix()
+    calls = [("read", {"path": f"{rel}/prt_1.txt"}), ("read", {"path": f"{theirs}/prt_1.txt"}),
+             ("grep", {"pattern": "bob"}), ("grep", {"pattern": "bob", "path": "saved"}),
+             ("glob", {"pattern": "saved/**"}), ("list", {"path": "saved"}),
+             ("sql", {"query": f"SELECT * FROM read_text('{rel}/prt_1.txt')"}),
+             ("sql", {"query": "SELECT * FROM read_text('saved/*/*')"})]
+    parts = run(forge, "second", calls, server)
+    _never_leaks(parts)
+    for i in (0, 1, 6):
+        assert parts[i].state == "error" and "another session's saved outputs" in parts[i].error
+    assert parts[2].output.startswith("No matches") and parts[3].output.startswith("No matches")
+    assert parts[4].output.startswith("No files match")
+    assert parts[5].output.splitlines() == [
+        "saved/ — 0 directories, 0 files; 1 entry left out that file tools never open (FIFOs, "
+        "sockets, devices, the store's files, other sessions' outputs)", "(empty)"]
+    assert "No file under the session's root matches" in parts[7].error
