@@ -7,14 +7,8 @@ import re
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
-from .paths import (
-    SKIP_DIRS,
-    display_path,
-    path_subject,
-    resolve_inside,
-    session_root,
-    walk_files,
-)
+from .paths import SKIP_DIRS, locate, path_subject, session_root
+from .reach import check, fence_of, walk
 from .truncate import MAX_ENTRIES, and_more
 
 DESCRIPTION = f"""Find files under the session's root by path pattern, newest first: `*` \
@@ -98,20 +92,18 @@ def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult
     path: Directory to search, relative to the root.
     """
     root = session_root(ctx, "glob")
-    base = resolve_inside(root, path, must_exist=True)
-    if not base.is_dir():
-        raise ToolError(f"{display_path(root, base)} is a file; glob's path must be a directory.")
+    fence = fence_of(ctx)
+    base = locate(root, path, must_exist=True)
+    if not base.path.is_dir():
+        raise ToolError(f"{base.shown} is a file; glob's path must be a directory.")
+    check(fence, base)
     matcher = GlobPattern(pattern)
     found: list[tuple[float, str]] = []
-    for file in walk_files(base, root):
-        if matcher.match(file.relative_to(base).as_posix()):
-            try:
-                mtime = file.stat().st_mtime
-            except OSError:  # a broken link
-                mtime = 0.0
-            found.append((mtime, display_path(root, file)))
+    for file in walk(base, fence):  # regular files the model may read, links to them
+        if matcher.match(file.rel):
+            found.append((file.mtime(), file.shown))
     newest = heapq.nsmallest(MAX_ENTRIES, found, key=lambda m: (-m[0], m[1]))
-    where = display_path(root, base)
+    where = base.shown
     if not found:
         return ToolResult(f"No files match {pattern!r} in {where}.", title=pattern,
                           metadata={"count": 0, "truncated": False})

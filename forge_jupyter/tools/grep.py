@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .glob import GlobPattern
 from .paths import (
+    BINARY_SAMPLE,
     SKIP_DIRS,
-    display_path,
-    is_binary_file,
     iter_lines,
+    locate,
+    looks_binary,
     path_subject,
-    resolve_inside,
     session_root,
-    walk_files,
 )
+from .reach import Fence, Found, check, fence_of, open_readable, walk
 from .truncate import MAX_ENTRIES, MAX_LINE_CHARS, and_more, cut_line, plural
 
 DESCRIPTION = f"""Search file contents under the session's root for a regular expression, line \
@@ -43,24 +43,29 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
     except re.error as exc:
         raise ToolError(f"{pattern!r} is not a valid regular expression: {exc}. "
                         "Escape special characters (e.g. `\\(`) to match them literally.") from exc
-    base = resolve_inside(root, path, must_exist=True)
+    fence = fence_of(ctx)
+    base = locate(root, path, must_exist=True)
     matcher = GlobPattern(include) if include else None
-    if base.is_file():
-        if is_binary_file(base):
-            raise ToolError(f"{display_path(root, base)} is a binary file; grep searches text only.")
-        files: list[Path] = [base]
-    else:
-        files = [f for f in walk_files(base, root)
-                 if matcher is None or matcher.match(f.relative_to(base).as_posix())]
     hits: list[str] = []
     count = 0
     in_files = 0
-    for file in files:
-        found = _search(file, rx, display_path(root, file), hits)
-        count += found
-        in_files += bool(found)
+    if not base.path.is_dir():
+        # a FIFO, a device or the store's file is refused here, before anything waits on it
+        with open_readable(fence, base) as f:
+            if _is_binary(f):
+                raise ToolError(f"{base.shown} is a binary file; grep searches text only.")
+            count = _search(f, rx, base.shown, hits)
+        in_files = bool(count)
+    else:
+        check(fence, base)
+        # each file opened where the walk is (its folder's descriptor), nothing listed first
+        for file in walk(base, fence):  # regular files the model may read, links to them
+            if matcher is None or matcher.match(file.rel):
+                found = _search_found(file, fence, rx, hits)
+                count += found
+                in_files += bool(found)
     if not count:
-        return ToolResult(f"No matches for {pattern!r} in {display_path(root, base)}.",
+        return ToolResult(f"No matches for {pattern!r} in {base.shown}.",
                           title=pattern, metadata={"matches": 0, "truncated": False})
     lines = [f"{plural(count, 'match', 'matches')} in {plural(in_files, 'file')}", *hits]
     more = and_more(count - len(hits), "narrow the pattern, the path or include")
@@ -70,23 +75,31 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
                       metadata={"matches": count, "files": in_files, "truncated": count > len(hits)})
 
 
-def _search(file: Path, rx: re.Pattern[str], shown: str, hits: list[str]) -> int:
-    """Matches of ``rx`` in ``file``; the first ones (up to MAX_ENTRIES in all) go to ``hits``."""
+def _is_binary(f: BinaryIO) -> bool:
+    binary = looks_binary(f.read(BINARY_SAMPLE))
+    f.seek(0)
+    return binary
+
+
+def _search_found(file: Found, fence: Fence, rx: re.Pattern[str], hits: list[str]) -> int:
     try:
-        if is_binary_file(file):
-            return 0
-        found = 0
-        with open(file, "rb") as f:
-            for number, (body, size) in enumerate(iter_lines(f, _SEARCH_CAP), start=1):
-                text = body.decode("utf-8", "replace").removesuffix("\r")
-                if rx.search(text):
-                    found += 1
-                    if len(hits) < MAX_ENTRIES:
-                        text = cut_line(text, size if size > len(body) else None)
-                        hits.append(f"{shown}:{number}: {text}")
-        return found
-    except OSError:  # unreadable, or gone since the walk: not a match
+        with file.open(fence) as f:
+            return 0 if _is_binary(f) else _search(f, rx, file.shown, hits)
+    except (OSError, ToolError):  # unreadable, or changed since the walk judged it: no match
         return 0
+
+
+def _search(f: BinaryIO, rx: re.Pattern[str], shown: str, hits: list[str]) -> int:
+    """Matches of ``rx`` in ``f``; the first ones (up to MAX_ENTRIES in all) go to ``hits``."""
+    found = 0
+    for number, (body, size) in enumerate(iter_lines(f, _SEARCH_CAP), start=1):
+        text = body.decode("utf-8", "replace").removesuffix("\r")
+        if rx.search(text):
+            found += 1
+            if len(hits) < MAX_ENTRIES:
+                text = cut_line(text, size if size > len(body) else None)
+                hits.append(f"{shown}:{number}: {text}")
+    return found
 
 
 def grep_tool() -> Tool:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .glob import GlobPattern
-from .paths import display_path, path_subject, resolve_inside, session_root
+from .paths import locate, path_subject, session_root
+from .reach import check, entries, fence_of
 from .truncate import MAX_ENTRIES, and_more, plural
 
 DESCRIPTION = f"""List one directory under the session's root (not recursive): directories \
@@ -23,35 +22,39 @@ def list_directory(path: str = ".", ignore: list[str] | None = None, *, ctx: Too
     ignore: Glob patterns of entries to leave out, e.g. ["*.pyc", "build"].
     """
     root = session_root(ctx, "list")
-    target = resolve_inside(root, path, must_exist=True)
-    shown_path = display_path(root, target)
-    if not target.is_dir():
+    fence = fence_of(ctx)
+    target = locate(root, path, must_exist=True)
+    shown_path = target.shown
+    if not target.path.is_dir():
         raise ToolError(f"{shown_path} is a file, not a directory; use read to see its lines.")
+    check(fence, target)
     patterns = [GlobPattern(p) for p in ignore or []]
     dirs: list[str] = []
     files: list[str] = []
-    with os.scandir(target) as it:
-        for entry in it:
-            rel = display_path(root, target / entry.name)
-            if any(p.match(rel) for p in patterns):
-                continue
-            is_dir = entry.is_dir()  # follows a link: a link to a directory lists as one
-            shown = entry.name + ("/" if is_dir else "")
-            if entry.is_symlink():
-                shown += f" -> {os.readlink(entry.path)}"
-            (dirs if is_dir else files).append(shown)
-    entries = sorted(dirs, key=str.lower) + sorted(files, key=str.lower)
+    found, left_out = entries(target, fence)
+    for entry in found:
+        rel = entry.name if target.rel == "." else f"{target.rel}/{entry.name}"
+        if any(p.match(rel) for p in patterns):
+            continue
+        shown = entry.name + ("/" if entry.is_dir else "")
+        if entry.link is not None:
+            shown += f" -> {entry.link}"
+        (dirs if entry.is_dir else files).append(shown)
+    entries_shown = sorted(dirs, key=str.lower) + sorted(files, key=str.lower)
     header = f"{shown_path}/ — {plural(len(dirs), 'directory', 'directories')}, {plural(len(files), 'file')}" + (
         " (after ignore patterns)" if patterns else "")
-    lines = [header, *entries[:MAX_ENTRIES]]
-    more = and_more(len(entries) - MAX_ENTRIES, "pass ignore patterns, or use glob to narrow")
+    if left_out:  # said, so that a file seen elsewhere is not looked for again and again
+        header += (f"; {plural(left_out, 'entry', 'entries')} left out that file tools never open "
+                   "(FIFOs, sockets, devices, the store's files, other sessions' outputs)")
+    lines = [header, *entries_shown[:MAX_ENTRIES]]
+    more = and_more(len(entries_shown) - MAX_ENTRIES, "pass ignore patterns, or use glob to narrow")
     if more:
         lines.append(more)
-    if not entries:
+    if not entries_shown:
         lines.append("(empty)")
     return ToolResult("\n".join(lines), title=shown_path,
-                      metadata={"path": shown_path, "count": len(entries),
-                                "truncated": len(entries) > MAX_ENTRIES})
+                      metadata={"path": shown_path, "count": len(entries_shown),
+                                "truncated": len(entries_shown) > MAX_ENTRIES})
 
 
 def list_tool() -> Tool:

@@ -54,6 +54,22 @@ def parent_dir(located: Located, *, create: bool = False) -> Iterator[tuple[int,
         os.close(fd)
 
 
+def open_dir(located: Located) -> int:
+    """A descriptor of the folder ``located`` itself, reached from the base without following
+    links; a ToolError when it is not a folder."""
+    if located.rel == ".":
+        return os.open(located.base, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    with parent_dir(located) as (fd, name):
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP or _is_link(fd, name):
+                raise ToolError(f"{located.shown} {_SWAPPED.format(what=located.shown)}") from exc
+            if exc.errno == errno.ENOTDIR:
+                raise ToolError(f"{located.shown} is a file, not a directory.") from exc
+            raise
+
+
 def _is_link(fd: int, name: str) -> bool:
     try:
         return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
@@ -83,6 +99,11 @@ def entry_stat(fd: int, name: str) -> os.stat_result | None:
 def open_entry(fd: int, name: str, shown: str) -> BinaryIO:
     """The regular file ``name`` in folder ``fd``, opened for reading without following a link
     (and without blocking on a FIFO); anything else is a ToolError."""
+    # judged before it is opened: opening a device or a socket is itself an act (ENXIO, a
+    # tape rewound), and after, on the descriptor, in case it was swapped meanwhile
+    before = entry_stat(fd, name)
+    if before is not None and not stat.S_ISREG(before.st_mode) and not stat.S_ISLNK(before.st_mode):
+        raise ToolError(f"{shown} is {file_kind(before)}; file tools read and write regular files only.")
     try:
         file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
     except OSError as exc:
@@ -92,10 +113,23 @@ def open_entry(fd: int, name: str, shown: str) -> BinaryIO:
     st = os.fstat(file_fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(file_fd)
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise ToolError(f"{shown} is {kind}; file tools read and write regular files only.")
+        raise ToolError(f"{shown} is {file_kind(st)}; file tools read and write regular files only.")
     os.set_blocking(file_fd, True)
     return os.fdopen(file_fd, "rb")
+
+
+def file_kind(st: os.stat_result) -> str:
+    """What a file that is not a regular one is, in words."""
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), which would wait for a writer"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
 
 
 def open_inside(located: Located) -> BinaryIO:

@@ -39,10 +39,6 @@ def session_root(ctx: ToolContext, tool: str) -> Path:
     return root_dir(ctx.root, tool)
 
 
-def _inside(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
-
-
 # Linux's limits (PATH_MAX, NAME_MAX): a longer path cannot name a file, so it is refused
 # before it is matched, not left to fail later with a less clear error.
 MAX_PATH_BYTES = 4095
@@ -115,7 +111,8 @@ def _locate(root: str, path: str, must_exist: bool, for_writing: bool,
     if base is None:
         lexical = os.path.normpath(candidate)
         if any(_within(lexical, b) for b in bases):
-            raise ToolError(f"{path!r} leads through a symbolic link to {real}, outside the root "
+            # the link's destination is not named: it may tell what lies outside the root
+            raise ToolError(f"{path!r} leads through a symbolic link to a place outside the root "
                             f"directory {root}. File tools do not follow links out of the root.")
         raise ToolError(f"{path!r} resolves to {lexical}, outside the root directory {root}. "
                         "File tools only work inside the root: give a path relative to it.")
@@ -161,27 +158,6 @@ def path_subject(arg: str = "path", *, default: str = ".", for_writing: bool = F
     return subject
 
 
-def display_path(root: Path, path: Path) -> str:
-    """``path`` as the model should write it: relative to the root, or absolute outside it."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return str(path)
-    return rel.as_posix() or "."
-
-
-def walk_files(base: Path, root: Path, *, skip: frozenset[str] = SKIP_DIRS) -> Iterator[Path]:
-    """Every file below ``base`` in name order: never entering the ``skip`` folders, not
-    following links to directories, and leaving out links to files outside ``root``."""
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip)
-        for name in sorted(filenames):
-            file = Path(dirpath, name)
-            if file.is_symlink() and not _inside(file.resolve(), root):
-                continue
-            yield file
-
-
 # ------------------------------------------------------------------ reading and writing
 
 BINARY_SAMPLE = 8192
@@ -195,11 +171,6 @@ def looks_binary(sample: bytes) -> bool:
         return False
     control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27, 8))
     return control / len(sample) > 0.3
-
-
-def is_binary_file(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return looks_binary(f.read(BINARY_SAMPLE))
 
 
 class AtomicFile:

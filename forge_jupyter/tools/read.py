@@ -8,7 +8,6 @@ from typing import BinaryIO
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
-from .nofollow import open_inside
 from .paths import (
     BINARY_SAMPLE,
     count_lines,
@@ -18,6 +17,7 @@ from .paths import (
     path_subject,
     session_root,
 )
+from .reach import fence_of, open_readable
 from .truncate import MAX_BYTES, MAX_LINE_CHARS, READ_PAGE, cut_line, format_bytes, utf8_len
 
 DESCRIPTION = f"""Read a text file under the session's root, its lines numbered like `cat -n`. \
@@ -42,8 +42,9 @@ def read(path: str, offset: int = 0, limit: int = READ_PAGE, *, ctx: ToolContext
     shown_path = located.shown
     if located.path.is_dir():
         raise ToolError(f"{shown_path} is a directory; use list to see what it holds.")
-    # one descriptor, reached without following links, for the sample, the count and the page
-    with open_inside(located) as f:
+    # one descriptor, reached without following links and checked (a regular file the model
+    # may read), for the sample, the count and the page
+    with open_readable(fence_of(ctx), located) as f:
         return _page(f, shown_path, offset, limit)
 
 

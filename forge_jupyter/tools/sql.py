@@ -12,22 +12,27 @@ the files it reads cannot be overwritten.
 File paths are the string literals the query gives a reader (``read_csv('data/x.csv')``,
 ``read_parquet(['a.parquet', 'b.parquet'])``, ``FROM 'x.csv'``): each is resolved against the
 session's directory — not the process's working directory — like the file tools' paths
-(``..``, absolute paths elsewhere and symbolic links out of it are refused), a wildcard is
-expanded here to the files it matches, and the literal is replaced by the absolute path before
-DuckDB sees the query.
+(``..``, absolute paths elsewhere and symbolic links out of it are refused) and approved by
+their one check (tools/reach.py: a regular file, not the store's, not another session's
+outputs); a wildcard is expanded here, by the file tools' walk of the root, to the files that
+check lets through — never by DuckDB, never outside the root — and the literal is replaced by
+the absolute paths before DuckDB sees the query. Those paths are DuckDB's ``allowed_paths``:
+it can open nothing else, whatever the query builds.
 """
 
 from __future__ import annotations
 
-import glob
+import fnmatch
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
 from ..store.sqlcheck import Checked, ReadOnlySQL, check_select, nodes
 from .base import Tool, ToolContext, ToolResult
 from .nowrite import confined
-from .paths import resolve_inside
+from .paths import locate
+from .reach import Fence, approve, check, fence_of, walk
 
 MAX_ROWS = 100
 ADVICE = "The sql tool never writes data or files; use the write or python tools for that."
@@ -67,7 +72,7 @@ class _Literal:
 
 def _is_reader(name: str) -> bool:
     name = name.lower()
-    return name.startswith(("read_", "parquet_")) or name == "sniff_csv"
+    return name.startswith(("read_", "parquet_")) or name in ("sniff_csv", "glob")
 
 
 def _literals(checked: Checked, frames: set[str]) -> list[_Literal]:
@@ -104,20 +109,68 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _files(value: str, root: str) -> list[str]:
-    """The real paths ``value`` names inside ``root`` (a wildcard: every file it matches)."""
+MAX_FILES = 10_000  # files one wildcard may name: DuckDB is given each one by name
+
+
+def _files(value: str, root: str, fence: Fence) -> list[str]:
+    """The real paths ``value`` names inside ``root`` that the model may read (a wildcard:
+    every such file it matches). Only the model's own spelling and the root are ever named in
+    an error: nothing outside the root is listed, resolved or looked up."""
     if "://" in value:
         raise ToolError(f"{value!r} is a URL: the sql tool reads files in the session's "
                         "directory only, and never reaches the network.")
     if not any(w in value for w in WILDCARDS):
-        return [str(resolve_inside(root, value, must_exist=True))]
-    matches = sorted(glob.glob(value, root_dir=root, recursive=True))
-    if not matches:
-        raise ToolError(f"No file in the session's directory matches {value!r}.")
-    return [str(resolve_inside(root, m, must_exist=True)) for m in matches]
+        return [approve(fence, locate(root, value, must_exist=True))]
+    names = value.split("/")
+    fixed = next(i for i, n in enumerate(names) if any(w in n for w in WILDCARDS))
+    pattern = [n for n in names[fixed:] if n not in ("", ".")]
+    try:  # the folder the wildcard starts from: inside the root, or nothing is listed
+        start = locate(root, "/".join(names[:fixed]) or ("/" if value.startswith("/") else "."))
+    except ToolError as exc:
+        raise ToolError(f"{value!r} starts outside the session's root: {exc}") from None
+    nothing = ToolError(f"No file under the session's root matches {value!r} (files that are not "
+                        "regular, the store's files and other sessions' outputs never match).")
+    if not start.path.is_dir():
+        raise nothing
+    check(fence, start)
+    found = []
+    depth = None if "**" in pattern else len(pattern)
+    for file in walk(start, fence, depth=depth):
+        if _matches(pattern, file.rel.split("/")):
+            found.append(str(file.target.path if file.target is not None else
+                             Path(start.path, file.rel)))
+            if len(found) > MAX_FILES:
+                raise ToolError(f"{value!r} matches more than {MAX_FILES:,} files; narrow it (a "
+                                "folder, or a longer name pattern).")
+    if not found:
+        raise nothing
+    return sorted(set(found))
 
 
-def confine_paths(checked: Checked, root: str | None, frames: set[str]
+def _matches(pattern: list[str], names: list[str]) -> bool:
+    """Whether the path ``names`` matches ``pattern`` name by name: ``*``, ``?`` and ``[…]``
+    within one name, ``**`` for any number of folders; a name starting with ``.`` only where
+    the pattern's does (as a shell's glob). Linear in both lengths: each pair is judged once."""
+    memo: dict[tuple[int, int], bool] = {}
+
+    def at(i: int, j: int) -> bool:
+        if (i, j) in memo:
+            return memo[i, j]
+        if i == len(pattern):
+            result = j == len(names)
+        elif pattern[i] == "**":
+            result = at(i + 1, j) or (j < len(names) and not names[j].startswith(".")
+                                      and at(i, j + 1))
+        else:
+            result = (j < len(names) and (not names[j].startswith(".") or pattern[i].startswith("."))
+                      and fnmatch.fnmatchcase(names[j], pattern[i]) and at(i + 1, j + 1))
+        memo[i, j] = result
+        return result
+
+    return at(0, 0)
+
+
+def confine_paths(checked: Checked, root: str | None, frames: set[str], fence: Fence
                   ) -> tuple[str, list[str]]:
     """(the statement with every file literal made an absolute path inside ``root``, those
     paths): what the query may read, and nothing else."""
@@ -135,7 +188,7 @@ def confine_paths(checked: Checked, root: str | None, frames: set[str]
         if data[lit.start:lit.start + len(spelled)] != spelled:
             raise ToolError(f"Could not find the path {lit.value!r} as written in the query; "
                             "write file paths as plain 'quoted' strings.")
-        paths = _files(lit.value, root)
+        paths = _files(lit.value, root, fence)
         many = len(paths) > 1 or any(w in lit.value for w in WILDCARDS)
         if lit.kind == "table" and many:
             raise ToolError(f"FROM {lit.value!r} names several files; read them with "
@@ -151,13 +204,14 @@ def confine_paths(checked: Checked, root: str | None, frames: set[str]
 # ------------------------------------------------------------------------------ running
 
 
-def _run(query: str, namespace: dict[str, Any], root: str | None) -> str:
+def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence) -> str:
     import duckdb
 
     from ..store.sandbox import locked_connection
 
     frames = _frames(namespace)
-    text, allowed = confine_paths(check_read_only(query), root, set(frames))
+    # DuckDB may open exactly the files the shared check approved (allowed_paths), no other
+    text, allowed = confine_paths(check_read_only(query), root, set(frames), fence)
     check_read_only(text)  # the rewritten statement is checked again, as it will run
     con = locked_connection(allowed)
     try:
@@ -191,7 +245,7 @@ async def run_sql(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     namespace = ctx.forge.namespace if ctx.forge is not None else {}
     query = args["query"]
     # in a thread of its own that the OS forbids to write files, where Linux allows it
-    text, os_confined = await confined(_run, query, namespace, ctx.root)
+    text, os_confined = await confined(_run, query, namespace, ctx.root, fence_of(ctx))
     lines = query.strip().splitlines()
     return ToolResult(text, title=lines[0][:80] if lines else "sql",
                       metadata={"writes_forbidden_by_os": os_confined})

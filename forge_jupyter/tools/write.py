@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import stat
 from collections.abc import Iterator
 
@@ -11,40 +10,13 @@ from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff
-from .paths import Located, ignores_case, locate, path_subject, session_root
+from .paths import Located, locate, path_subject, session_root
+from .reach import check, fence_of
 from .registry import wants_apply_patch
 
 DESCRIPTION = """Create a file under the session's root, or replace all of an existing one, with \
 `content` exactly as given (UTF-8; missing directories are created). To change part of a file \
 prefer edit. Reports the lines added and removed."""
-
-_STORE_FILES = ("the database", "the write-ahead log", "the lock file")
-
-
-def refuse_store_files(ctx: ToolContext, located: Located, tool: str) -> None:
-    """A ToolError when ``located`` is one of the files the store owns, however it is spelled
-    (another name in the root, a link to it, a hard link): writing them corrupts the history."""
-    store = getattr(ctx.forge, "store", None)
-    owned = store.files() if store is not None else ()
-    if not owned:
-        return
-    fold = ignores_case(str(located.root))
-    target = str(located.path)
-    try:
-        target_stat: os.stat_result | None = os.stat(target, follow_symlinks=False)
-    except OSError:
-        target_stat = None
-    for what, file in zip(_STORE_FILES, owned, strict=False):
-        real = os.path.realpath(file)
-        same = real.casefold() == target.casefold() if fold else real == target
-        if not same and target_stat is not None:
-            with contextlib.suppress(OSError):
-                same = os.path.samestat(target_stat, os.stat(real))
-        if same:
-            raise ToolError(f"{located.shown} is {what} of this Forge's store ({real}): writing it "
-                            f"could corrupt every session's history, so {tool} refuses it. Save to "
-                            "another file name.")
-
 
 def read_text(data: bytes, shown_path: str) -> str:
     """A file's text exactly as stored (line endings kept), refused when it is not UTF-8."""
@@ -89,7 +61,8 @@ class Target:
 def target(ctx: ToolContext, tool: str, path: str, *, create: bool) -> Iterator[Target]:
     """The checked file ``path`` names; missing folders on the way are made when ``create``."""
     located = locate(session_root(ctx, tool), path, for_writing=True)
-    refuse_store_files(ctx, located, tool)
+    # the store's files (however spelled: a link, a hard link) and other sessions' outputs
+    check(fence_of(ctx), located, writing=True, tool=tool)
     with contextlib.ExitStack() as stack:
         try:
             fd, name = stack.enter_context(parent_dir(located, create=create))

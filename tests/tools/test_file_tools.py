@@ -245,7 +245,8 @@ def test_a_link_inside_the_root_that_points_outside_is_refused(tool, root, ctx, 
     (root / "escape").symlink_to(tmp_path / "outside")
     target = "escape" if tool in ("list", "glob") else "escape/secret.txt"
     message = refused(tool, ctx, path=target, **ESCAPES[tool])
-    assert f"{target!r} leads through a symbolic link to {tmp_path / 'outside'}" in message
+    assert f"{target!r} leads through a symbolic link to a place outside" in message
+    assert str(tmp_path / "outside") not in message.replace(str(root), "")
     assert f"outside the root directory {root}" in message
     assert (tmp_path / "outside" / "secret.txt").read_text() == "top secret\n"
 

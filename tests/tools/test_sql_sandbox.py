@@ -165,7 +165,7 @@ def test_paths_out_of_the_session_directory_are_refused(make_forge, server, tmp_
         "SELECT * FROM read_csv('link.csv')",
         "SELECT * FROM read_csv('up/private.csv')",
         "SELECT * FROM 'up/private.csv'",
-        "SELECT * FROM read_csv('*.csv')",  # the wildcard matches the link too
+        "SELECT * FROM read_csv('*.csv')",  # the wildcard skips the link: data.csv alone
         "SELECT * FROM read_text('/etc/hostname')",
         "SELECT * FROM read_text('../' || 'private.csv')",  # not a literal: DuckDB refuses
         "SELECT * FROM glob('../*')",
@@ -176,10 +176,10 @@ def test_paths_out_of_the_session_directory_are_refused(make_forge, server, tmp_
     forge.session("s").prompt("read outside")
     calls = forge.session("s").messages()[1].tool_parts
     for call in calls:
-        assert call.state == "error", call.input
+        assert call.state == ("completed" if call is calls[5] else "error"), call.input
         assert "hunter2" not in (call.error or "") and "hunter2" not in (call.output or "")
     assert "outside the root" in calls[0].error and "symbolic link" in calls[2].error
-    assert "symbolic link" in calls[5].error
+    assert "(2 rows)" in calls[5].output  # data.csv's
     assert "reads only the files named as 'quoted' paths" in calls[7].error
     assert "URL" in calls[9].error
 

@@ -140,5 +140,5 @@ def test_read_refuses_a_fifo_without_waiting_for_a_writer(place):
     root, _ = place
     os.mkfifo(root / "pipe")
     ctx = ToolContext(session_id="s", message_id="m", call_id="c", part_id="p", root=str(root))
-    assert "pipe is not a regular file" in run(read_tool(), ctx, path="pipe")
-    assert "pipe is not a regular file" in run(write_tool(), ctx, path="pipe", content="x")
+    assert "pipe is a FIFO (named pipe)" in run(read_tool(), ctx, path="pipe")
+    assert "pipe is a FIFO (named pipe)" in run(write_tool(), ctx, path="pipe", content="x")
