@@ -2,50 +2,49 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_scrub_env.py [--small]
 
-The environment gets ~100 secret values (random keys under secret names, as a CI runner or a
-cloud notebook has them); then, with the scrubber built from that environment:
-
-1. ``StreamScrubber.feed`` per word-sized delta of model text (µs), and per line-sized delta;
-2. one scrub of a 64 KB tool output (MB/s).
-
-Run it against two trees (``PYTHONPATH=old`` and ``PYTHONPATH=new``) and compare: the figures
-are absolute, so ratios are read side by side.
+Side by side in one run: a scrubber built from this environment, and one built from it plus
+~100 secret values (random keys under secret and plain names, as a CI runner or a cloud
+notebook has them; each is also known as base64 and hex). For each: ``StreamScrubber.feed``
+per word-sized and per line-sized delta of model text (µs), one scrub of a 64 KB output
+(MB/s), and the ratio between them. Run it with ``PYTHONPATH`` at an older tree to compare
+versions: the figures print the same way.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import secrets
+import statistics
 import sys
 import time
 
+from forge_jupyter.scrub import Scrubber
+
 SMALL = "--small" in sys.argv
-rng = random.Random(7)
-for i in range(100):
-    kind = i % 4
-    value = (secrets.token_urlsafe(24) if kind == 0 else secrets.token_hex(20) if kind == 1
-             else "sk-" + secrets.token_urlsafe(30) if kind == 2 else secrets.token_urlsafe(12))
-    os.environ[f"SERVICE{i}_TOKEN"] = value
-
-from forge_jupyter.scrub import Scrubber  # noqa: E402
+WORDS = ["The ", "mean ", "of ", "column ", "`price` ", "is ", "42.7", ", ", "and ", "the\n"]
+LINES = ["The mean of column `price` is 42.7 and the median is 40.1, over 1,204 rows.\n",
+         "x = df.groupby('month')['price'].mean()  # per month\n"]
 
 
-def per_delta(n: int) -> None:
-    scrubber = Scrubber.from_environment()
-    words = ["The ", "mean ", "of ", "column ", "`price` ", "is ", "42.7", ", ", "and ", "the\n"]
-    lines = ["The mean of column `price` is 42.7 and the median is 40.1, over 1,204 rows.\n",
-             "x = df.groupby('month')['price'].mean()  # per month\n"]
-    for label, pieces in (("word", words), ("line", lines)):
-        stream = scrubber.stream()
-        t = time.perf_counter()
-        for i in range(n):
-            stream.feed(pieces[i % len(pieces)])
-        print(f"feed per {label} delta: {(time.perf_counter() - t) / n * 1e6:7.2f} µs")
+def many_secrets() -> dict[str, str]:
+    out = {}
+    for i in range(100):
+        kind = i % 4
+        out[f"SERVICE{i}_TOKEN" if i % 2 else f"SERVICE{i}_SETTING"] = (
+            secrets.token_urlsafe(24) if kind == 0 else secrets.token_hex(20) if kind == 1
+            else "sk-" + secrets.token_urlsafe(30) if kind == 2 else secrets.token_urlsafe(12))
+    return out
 
 
-def bulk() -> None:
-    scrubber = Scrubber.from_environment()
+def feed_cost(scrubber: Scrubber, pieces: list[str], n: int) -> float:
+    stream = scrubber.stream()
+    t = time.perf_counter()
+    for i in range(n):
+        stream.feed(pieces[i % len(pieces)])
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def bulk_rate(scrubber: Scrubber) -> float:
     unit = "The analyst reads the file, computes means per column and plots them by month.\n"
     text = (unit * (65536 // len(unit) + 1))[:65536]
     runs = []
@@ -53,12 +52,28 @@ def bulk() -> None:
         t = time.perf_counter()
         scrubber(text)
         runs.append(time.perf_counter() - t)
-    print(f"scrub a 64 KB output: {len(text) / min(runs) / 1e6:7.1f} MB/s")
+    return len(text) / min(runs) / 1e6
+
+
+def main() -> None:
+    plain = Scrubber.from_environment()
+    extra = many_secrets()
+    os.environ.update(extra)
+    t = time.perf_counter()
+    known = Scrubber.from_environment()
+    built = (time.perf_counter() - t) * 1e3
+    for k in extra:
+        del os.environ[k]
+    print(f"known spellings: {len(plain._known)} → {len(known._known)}; built in {built:.0f} ms")
+    n = 2_000 if SMALL else 50_000
+    rounds = 1 if SMALL else 3
+    for label, measure in (("feed, word delta (µs)", lambda s: feed_cost(s, WORDS, n)),
+                           ("feed, line delta (µs)", lambda s: feed_cost(s, LINES, n)),
+                           ("scrub 64 KB (MB/s)", bulk_rate)):
+        a = statistics.median(measure(plain) for _ in range(rounds))
+        b = statistics.median(measure(known) for _ in range(rounds))
+        print(f"{label:24} environment only {a:8.2f} | +100 secrets {b:8.2f} | ratio {b / a:.2f}")
 
 
 if __name__ == "__main__":
-    t = time.perf_counter()
-    Scrubber.from_environment()
-    print(f"build the scrubber from the environment: {(time.perf_counter() - t) * 1e3:.1f} ms")
-    per_delta(2_000 if SMALL else 100_000)
-    bulk()
+    main()
