@@ -134,3 +134,17 @@ def test_whole_tool_rules_decide_every_call_through_a_prompt(make_forge, server)
     denied = make_forge(builtin_tools=True, permissions=["python=deny"])
     denied.session("s").prompt("go")
     assert "ran2" not in denied.namespace and "python" not in server.requests[-1].tools
+
+
+def test_refused_as_configured_by_config_or_environment(monkeypatch):
+    from traitlets import TraitError
+
+    from forge_jupyter.config import Forge as ForgeConfig
+
+    config = ForgeConfig()
+    with pytest.raises(TraitError, match="python=allow for every call"):
+        config.permissions = ["python:df.head*=allow"]  # what %config Forge.permissions sets
+    config.permissions = ["python=allow", "write:data/*=ask"]
+    monkeypatch.setenv("FORGE_PERMISSIONS", "write:data/*=ask,python:df.*()=allow")
+    with pytest.raises(TraitError, match="argument is code"):
+        ForgeConfig()
