@@ -195,7 +195,7 @@ class Scrubber:
         # Where a known value can be: a run of the characters known values are made of (it
         # holds the whole value), then the trie (or, in a short run, its first characters).
         self._known_re = re.compile(known) if known else None
-        alphabet = "".join(sorted({c for v in names for c in v}))
+        alphabet = "".join(sorted({c for v in names for c in v if not c.isspace()}))
         self._runs = re.compile(f"[{re.escape(alphabet)}]{{{MIN_LENGTH},}}") if names else None
         self._heads = frozenset(v[:MIN_LENGTH] for v in names)
         self._multiline = any("\n" in v or "\r" in v for v in names)

@@ -102,26 +102,25 @@ def _python_turns(server, code: str) -> None:
     server.add(Turn([tool_call("python", {"code": code})]), Turn.text("done"))
 
 
-def test_an_exact_rule_runs_that_code_unasked_through_a_prompt(make_forge, server):
-    _python_turns(server, "shown = len(xs)")
-    forge = make_forge(builtin_tools=True, namespace={"xs": [1, 2]},
-                       permissions=["python:shown = len(xs)=allow"])
-    asked = []
-    forge.on_approval(lambda r: (asked.append(r.tool), "deny")[1])
-    forge.session("s").prompt("count")
-    call = forge.session("s").messages()[1].tool_parts[0]
-    assert call.state == "completed" and asked == [] and forge.namespace["shown"] == 2
-
-
-@pytest.mark.parametrize("code", ["shown = len(xs)\nopen_it = 1", "shown = len(xs); open_it = 1"])
-def test_code_beyond_the_exact_rule_asks_through_a_prompt(make_forge, server, code):
+def _run_under_exact_rule(make_forge, server, code: str):
+    """The model calls python with ``code`` under an exact rule; (forge, tools asked, call)."""
     _python_turns(server, code)
     forge = make_forge(builtin_tools=True, namespace={"xs": [1, 2]},
                        permissions=["python:shown = len(xs)=allow"])
     asked = []
     forge.on_approval(lambda r: (asked.append(r.tool), "deny")[1])
     forge.session("s").prompt("count")
-    call = forge.session("s").messages()[1].tool_parts[0]
+    return forge, asked, forge.session("s").messages()[1].tool_parts[0]
+
+
+def test_an_exact_rule_runs_that_code_unasked_through_a_prompt(make_forge, server):
+    forge, asked, call = _run_under_exact_rule(make_forge, server, "shown = len(xs)")
+    assert call.state == "completed" and asked == [] and forge.namespace["shown"] == 2
+
+
+@pytest.mark.parametrize("code", ["shown = len(xs)\nopen_it = 1", "shown = len(xs); open_it = 1"])
+def test_code_beyond_the_exact_rule_asks_through_a_prompt(make_forge, server, code):
+    forge, asked, call = _run_under_exact_rule(make_forge, server, code)
     assert asked == ["python"] and call.state == "error" and "open_it" not in forge.namespace
 
 
