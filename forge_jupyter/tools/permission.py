@@ -106,6 +106,10 @@ def _everything(pattern: str) -> bool:
 class CodePatternRefused(InvalidOption):
     """A rule that would pattern-match a code tool's argument (``python:df.head*=allow``)."""
 
+    def __init__(self, message: str, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
 
 def declare_argument(tool: str, kind: ArgumentKind) -> None:
     """Record what ``tool``'s argument is; a code tool's rules are judged by it from now on.
@@ -172,7 +176,7 @@ class Rule:
             f"argument is code, and a wildcard over code matches whatever comes with it "
             f"(`df.head(); anything`). Write {self.tool}={self.action} for every call, or one "
             f"exact call's whole code with no wildcard ({self.tool}:<the code>={self.action}; a "
-            f"literal *, ? or [ in it is written [*], [?], [[]).")
+            f"literal *, ? or [ in it is written [*], [?], [[]).", self.tool)
 
     def matches_tool(self, tool: str) -> bool:
         return any(fnmatch.fnmatchcase(name, self.tool) for name in (tool, *SAME_RULES.get(tool, ())))
@@ -209,6 +213,15 @@ class Rule:
             tool, _, pattern = left.partition(":")  # "python=allow": the whole tool
             return cls(tool.strip() or "*", pattern.strip() or "*", action.strip())  # type: ignore[arg-type]
         raise ValueError(f"not a permission rule: {value!r} (try Rule('write', 'data/*', 'ask'))")
+
+
+def stored_rule(value: Any) -> Rule:
+    """A rule read back from a stored row: one that pattern-matches code (written before such
+    rules were refused) becomes "ask" for the whole tool — never a grant, never a lost turn."""
+    try:
+        return Rule.parse(value)
+    except CodePatternRefused as exc:
+        return Rule(exc.tool, "*", "ask")
 
 
 def subject_of(args: dict[str, Any], subject_arg: str | None = None) -> str:

@@ -147,3 +147,19 @@ def test_refused_as_configured_by_config_or_environment(monkeypatch):
     monkeypatch.setenv("FORGE_PERMISSIONS", "write:data/*=ask,python:df.*()=allow")
     with pytest.raises(TraitError, match="argument is code"):
         ForgeConfig()
+
+
+def test_a_stored_session_rule_over_code_asks_for_the_whole_tool(make_forge, server):
+    """A session row written before such rules were refused: the rule never grants, and the
+    session still takes prompts (its python calls ask)."""
+    first = make_forge(db="duckdb")
+    info = first.store.get_session(first.session("s").id)
+    first.store.update_session(info.model_copy(update={"metadata": {
+        **info.metadata, "permissions": ["python:df_head*=allow"]}}))
+    first.close()
+    _python_turns(server, "df_head_then = 1")
+    forge = make_forge(db="duckdb", builtin_tools=True, permissions=["python=allow"])
+    asked = []
+    forge.on_approval(lambda r: (asked.append(r.tool), "deny")[1])
+    forge.session("s").prompt("go")
+    assert asked == ["python"] and "df_head_then" not in forge.namespace
