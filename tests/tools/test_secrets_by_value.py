@@ -198,3 +198,23 @@ def test_a_known_value_split_anywhere_across_deltas_never_shows(value_env):
             i = j
         shown += stream.flush()
         assert shown == scrub(text) and shown.count("[secret:SERVICE_CODE]") == len(_spelled(value))
+
+
+def test_a_value_secret_streamed_one_character_a_delta_never_reaches_the_screen(make_forge,
+                                                                              server, value_env):
+    from forge_jupyter.bus import PartDelta
+    from forge_jupyter.testing import text
+
+    value = ENV["SERVICE_CODE"]
+    hexed = value.encode().hex()
+    server.add(Turn([text(f"code {value} hex {hexed} and {ENV['GL_CI']} ok", chunk=1)]))
+    forge = make_forge()
+    live: list[str] = []
+    forge.bus.subscribe(lambda e: live.append(e.delta), types=PartDelta)
+    answer = forge.session("s").prompt("go")
+    so_far = ""
+    for delta in live:
+        so_far += delta
+        assert _leaks(so_far) == [], so_far
+    assert answer.text == ("code [secret:SERVICE_CODE] hex [secret:SERVICE_CODE] and "
+                           "[secret:GL_CI] ok")
