@@ -77,6 +77,17 @@ class _ForgeConfig(Configurable):
                 self._sources[s.name] = "default"
         self._ready = True
 
+    @validate("permissions")
+    def _valid_permissions(self, proposal: Any) -> Any:
+        from .tools.permission import Rule
+
+        try:  # refused as it is set (%config, FORGE_PERMISSIONS), not at the next prompt
+            for rule in proposal["value"]:
+                Rule.parse(rule)
+        except (TypeError, ValueError) as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
     @validate("session_max_age")
     def _valid_session_max_age(self, proposal: Any) -> Any:
         from .session.poisoned import session_max_age

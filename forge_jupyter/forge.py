@@ -34,7 +34,7 @@ from .store.base import Store
 from .store.memory import MemoryStore
 from .store.projection import Projection, Rejected
 from .tools.base import Tool, tool_from_function
-from .tools.permission import Rule
+from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
 from .tools.profiles import check_profile
 from .tools.registry import ToolRegistry
@@ -164,6 +164,8 @@ class Forge(HistoryAsData):
                 self.add_tool(t)
         for t in tools:
             self.add_tool(t)
+        for rule in self.permissions:
+            rule.check()  # now that its tools are known: a rule over a custom code tool's code
         from .session.commands import Commands
         from .skills import Skills
 
@@ -230,16 +232,19 @@ class Forge(HistoryAsData):
         return self.registry.register(tool)
 
     def tool(self, fn: Callable[..., Any] | None = None, *, name: str | None = None,
-             mutating: bool = False, timeout: float | None = None) -> Any:
+             mutating: bool = False, timeout: float | None = None,
+             argument: ArgumentKind | None = None) -> Any:
         """Decorator: register a plain (sync or async) function as a tool.
 
         Its signature, type hints and docstring become the JSON Schema and description. A
         custom tool is allowed by default; ``mutating=True`` makes the ``build`` agent ask
-        before each call and the ``plan`` agent deny it.
+        before each call and the ``plan`` agent deny it; ``argument="code"`` says it runs what
+        it is given (its permission rules are whole-tool or an exact match).
         """
 
         def register(f: Callable[..., Any]) -> Callable[..., Any]:
-            self.add_tool(tool_from_function(f, name=name, mutating=mutating, timeout=timeout))
+            self.add_tool(tool_from_function(f, name=name, mutating=mutating, timeout=timeout,
+                                             argument=argument))
             return f
 
         return register(fn) if fn is not None else register

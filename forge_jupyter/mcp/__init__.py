@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..scrub import Scrubber
 from ..tools.registry import ToolRegistry
 from .config import ServerSpec, load_servers, trust_project
 from .supervisor import Supervisor
@@ -92,15 +93,16 @@ class McpServers:
     def status(self) -> list[dict[str, Any]]:
         """Each server: its state, what runs, where it was configured, its tools."""
         rows = []
+        scrub = Scrubber.from_environment()  # args, errors and stderr may quote the keys
         for server, conn in self.supervisor.connections.items():
             tools = [{"name": n, "tool": remote,
                       "hints": hint_label(next((t for t in conn.tools if t.name == remote), None))}
                      for n, (s, remote) in sorted(self.registered.items()) if s == server]
             rows.append({"server": server, "state": conn.state, "transport": conn.spec.transport,
-                         "runs": conn.spec.describe(), "source": conn.spec.source,
+                         "runs": scrub(conn.spec.describe()), "source": conn.spec.source,
                          "pid": conn.proc.pid if conn.state == "running" else None,
-                         "starts": conn.starts, "error": conn.error, "tools": tools,
-                         "left_out": list(self.skipped.get(server, []))})
+                         "starts": conn.starts, "error": scrub(conn.error), "tools": tools,
+                         "left_out": [scrub(w) for w in self.skipped.get(server, [])]})
         return rows
 
     def trust(self) -> str | None:

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..scrub import SECRET_NAME, remember
+from ..scrub import SECRET_NAME, env_secret, harmless_name, looks_random, remember
+from ..scrub.rules import SECRET_NAME_END
 
 MAX_SERVER_NAME = 24  # the tool's part of ``server__tool`` keeps at least 38 of 64 characters
 MAX_CONFIG_BYTES = 1 << 20
@@ -251,13 +252,26 @@ def _replace(spec: ServerSpec, **changes: Any) -> ServerSpec:
 
 
 def _remember_secrets(spec: ServerSpec) -> None:
-    """Values the server is configured with that are secrets: hidden from every output."""
+    """Values the server is configured with that are secrets, hidden from every output: each
+    ``env`` value (but a harmless variable's plain path or word), each header's value and its
+    token, and the arguments that look like keys — by their look, after ``--token``-like
+    flags, or as the value of a secret's name (``--api-key=…``, ``TOKEN=…``)."""
     for key, value in spec.env.items():
-        if SECRET_NAME.search(key):
+        if env_secret(key, value) or not harmless_name(key):
             remember(f"mcp-{spec.name}-{key}", value)
     for key, value in spec.headers.items():
-        if _SECRET_HEADERS.match(key) or SECRET_NAME.search(key.replace("-", "_")):
-            remember(f"mcp-{spec.name}-{key}", value)
-            scheme, _, token = value.partition(" ")
-            if token and scheme.lower() in ("bearer", "basic", "token"):
-                remember(f"mcp-{spec.name}-{key}", token)
+        remember(f"mcp-{spec.name}-{key}", value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.lower() in ("bearer", "basic", "token"):
+            remember(f"mcp-{spec.name}-{key}", token)
+    after_secret_flag = False
+    for i, arg in enumerate(spec.args):  # a name each: a Scrubber's secrets are keyed by name
+        name, eq, value = arg.partition("=")
+        flag = name.lstrip("-").replace("-", "_")
+        if after_secret_flag or looks_random(arg):
+            remember(f"mcp-{spec.name}-arg{i}", arg)
+        if eq and value and (SECRET_NAME_END.search(flag) or SECRET_NAME.search(flag)
+                             or looks_random(value)):
+            remember(f"mcp-{spec.name}-{flag or 'arg'}{i}", value)
+        after_secret_flag = (not eq and arg.startswith("-")
+                             and bool(SECRET_NAME_END.search(flag) or SECRET_NAME.search(flag)))

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import anyio
 
+from ..scrub import Scrubber
 from .config import ServerSpec
 from .transport import MAX_MESSAGE, Process, http_transport, stdio_transport
 
@@ -185,7 +186,9 @@ class Connection:
             tail = self._stderr.read().strip()
         except Exception:
             return ""
-        return f"; its last words on stderr: {tail[-STDERR_TAIL:]}" if tail else ""
+        # Scrubbed here, where it is read: it becomes the error %forge mcp shows and a notice.
+        tail = Scrubber.from_environment()(tail[-STDERR_TAIL:]) or ""
+        return f"; its last words on stderr: {tail}" if tail else ""
 
     # -- calling ----------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ Read by ``scrubber.Scrubber`` (the two passes and what each match becomes) and b
 
 from __future__ import annotations
 
+import os
 import re
 
 MIN_LENGTH = 8  # a known value shorter than this would match ordinary text
@@ -14,16 +15,34 @@ SHORTEST = 8  # no secret any rule finds is shorter
 SHORT = 32  # below this, one regex search is quicker than looking for the words around secrets
 HOLD_MAX = 8192  # a stream holds back at most this much text without a safe place to cut
 
-# Environment variables whose values are secrets, by name (any case).
+# Environment variables whose values are secrets by name (any case), however they look.
 SECRET_NAME = re.compile(
-    r"(API_?KEY|_KEY|_KEY_ID|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|_PASS|_PAT|_DSN"
-    r"|CREDENTIALS?|DATABASE_URL)$", re.I)
+    r"(API_?KEY|_KEY|_KEY_ID|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|_PASS|_PAT|_DSN|_PWD"
+    r"|_AUTH|CREDENTIALS?|DATABASE_URL|WEBHOOK(?:_URL)?|CONNECTION_STRING|SECRET_KEY_BASE)$", re.I)
+
+# Every other environment value that looks like a secret is one (``env_secret``), except under
+# these names: values that are paths, words, locale, terminal, Jupyter's and forge's own
+# settings, which appear in ordinary text ("/usr/bin", "en_US.UTF-8", "xterm-256color") and
+# are no one's credential. A name here that says secret (``JPY_API_TOKEN``) still is one.
+HARMLESS_NAMES = frozenset({
+    "PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "USERNAME", "LANG",
+    "LANGUAGE", "TERM", "COLORTERM", "TZ", "HOSTNAME", "HOST", "DISPLAY", "EDITOR", "VISUAL",
+    "PAGER", "MANPATH", "INFOPATH", "TMPDIR", "TEMP", "TMP", "PYTHONPATH", "PYTHONHOME",
+    "VIRTUAL_ENV", "MPLBACKEND", "LS_COLORS", "LSCOLORS", "PS1", "PS2", "PROMPT_COMMAND",
+    "SHLVL", "_", "MAIL", "LESSOPEN", "LESSCLOSE", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
+    "MAKEFLAGS", "CLICOLOR", "FORCE_COLOR", "NODE_OPTIONS", "JAVA_OPTS", "PYTHONSTARTUP",
+})
+HARMLESS_PREFIXES = ("LC_", "XDG_", "JPY_", "JUPYTER", "IPYTHON", "CONDA", "PYTEST_", "FORGE_",
+                     "TERM_", "VSCODE_", "GITHUB_", "CI_", "RUNNER_", "PIP_", "UV_", "MAMBA")
+HARMLESS_SUFFIXES = ("_HOME", "_DIR", "_PATH", "PATH", "_FILE", "_MODEL", "_VERSION", "_HOST",
+                     "_PORT", "_REGION", "_ZONE", "_LEVEL", "_MODE", "_ENV", "_NAME", "_USER")
 
 # What a name that holds a secret ends with, in text (``client_secret: "…"``, ``DB_PASS=…``):
 # factored by first letter, and word checks after the word, so that the regex engine turns
 # most positions down on one character. ``key`` and ``sig`` alone count only in a URL's query.
 SUFFIX = (r"(?:a(?:pi[_-]?key|ccess[_-]?key|uth[_-]?key)|token"
-          r"|s(?:ecret(?:[_-]?key)?|igning[_-]?key)"
+          r"|s(?:ecret(?:[_-]?key(?:[_-]?base)?)?|igning[_-]?key"
+          r"|hared[_-]?access[_-]?(?:key|signature))|account[_-]?key|[_-]pwd"
           r"|p(?:assw(?:or)?d|assphrase|rivate[_-]?key|ass(?<![a-z]pass)|at(?<![a-z]pat))"
           r"|d(?:sn(?<![a-z]dsn)|atabase[_-]?url)|credentials?|encryption[_-]?key"
           r"|master[_-]?key)")
@@ -44,6 +63,11 @@ SHAPES: dict[str, str] = {
     "aws-access-key": r"A(?<![A-Za-z0-9]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
     "google-api-key": rf"AIza(?<!{_W}AIza)[A-Za-z0-9_-]{{35}}",
     "huggingface-token": rf"hf_(?<!{_W}hf_)[A-Za-z0-9]{{30,}}",
+    "gitlab-token": rf"gl(?<!{_W}gl)(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{{20,}}",
+    "slack-webhook": r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}",
+    "discord-webhook": r"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{16,}",
+    "npm-token": rf"npm_(?<!{_W}npm_)[A-Za-z0-9]{{36}}",
+    "pypi-token": rf"pypi-(?<!{_W}pypi-)AgE[A-Za-z0-9_-]{{50,}}",
     "jwt": rf"eyJ(?<!{_W}eyJ)[A-Za-z0-9_-]{{5,}}\.eyJ[A-Za-z0-9_-]{{5,}}\.[A-Za-z0-9_-]*",
 }
 
@@ -83,9 +107,10 @@ SECRET_NAME_END = re.compile(rf"(?i:(?:{SUFFIX})|(?P<query>{QUERY_ONLY}))$")
 # Every secret the patterns find has one of these (lower case) in its line; the first ones
 # only with a ":" or "=" there too (a URL, a name and its value).
 SEPARATED = ("://", "key", "token", "secret", "pass", "pat", "dsn", "credential", "database",
-             "sig=", "signature=")
+             "sig=", "signature=", "pwd")
 TRIGGERS = (*SEPARATED, "bearer", "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-            "github_pat_", "xox", "akia", "asia", "aiza", "hf_", "eyj")
+            "github_pat_", "xox", "akia", "asia", "aiza", "hf_", "eyj", "glpat-", "gldt-", "glrt-",
+            "glptt-", "hooks.slack.com", "discord", "npm_", "pypi-")
 UNSEPARATED = TRIGGERS[len(SEPARATED):]
 
 # A secret's name and its separator (``password:``, ``"api_key" =``): its value may follow.
@@ -105,3 +130,47 @@ def name_before(text: str, at: int, *, quoted: bool) -> tuple[str, int]:
     while begin > 0 and text[begin - 1] in NAME_CHARS:
         begin -= 1
     return text[begin:end], begin
+
+
+# ------------------------------------------------------------------------------ by value
+
+_PATH_PART = re.compile(r"(?:[~.]{0,2}/|[A-Za-z]:[\\/])[^\s]*$")  # /usr/bin, ~/x, ./a, C:\x
+_WORDISH = frozenset("._-/:@,")  # what joins words in a harmless value (refs/heads/main)
+_RANDOM_PART = 16  # a URL's path segment or query this long and random is a secret in it
+
+
+def harmless_name(name: str) -> bool:
+    upper = name.upper()
+    return (upper in HARMLESS_NAMES or upper.startswith(HARMLESS_PREFIXES)
+            or upper.endswith(HARMLESS_SUFFIXES))
+
+
+def looks_random(value: str) -> bool:
+    """Whether an environment value under no harmless name is taken for a secret.
+
+    Eight characters or more (as ``MIN_LENGTH``: shorter values are found in ordinary text)
+    with no whitespace (commands and options have spaces; a secret with spaces needs a secret
+    name), at least six different characters ("aaaaaaaa", "12121212" are not keys), not a
+    path or a list of paths, not a plain ``scheme://host/path`` URL, and not a word: it mixes
+    letters and digits, or case inside a word (``kX9vQ``), or has a symbol no word has
+    (``!#$%&*+=?^~``). So "production", "refs/heads/main", "/usr/bin:/bin", "8080" and
+    "2024-01-01" stay readable, and "hunter2pass", "Tr0ub4dor&3" or a hex key do not."""
+    if len(value) < MIN_LENGTH or any(c.isspace() for c in value) or len(set(value)) < 6:
+        return False
+    if all(_PATH_PART.match(p) for p in value.split(os.pathsep) if p) and "://" not in value:
+        return False
+    if "://" in value:
+        rest = value.split("://", 1)[1]
+        parts = re.split(r"[/?&=#]", rest.split("/", 1)[1] if "/" in rest else "")
+        return "@" in rest.split("/", 1)[0] or any(
+            len(p) >= _RANDOM_PART and _mixed(p) for p in parts)
+    return _mixed(value)
+
+
+def _mixed(value: str) -> bool:
+    letters = any(c.isalpha() for c in value)
+    if letters and any(c.isdigit() for c in value):
+        return True
+    if re.search(r"[a-z][A-Z]", value):
+        return True
+    return any(not c.isalnum() and c not in _WORDISH for c in value)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
@@ -28,6 +29,8 @@ from .rules import (
     TRIGGERS,
     UNSEPARATED,
     VALUE_GROUPS,
+    harmless_name,
+    looks_random,
     name_before,
 )
 from .stream import StreamScrubber
@@ -95,7 +98,9 @@ def _has_password(value: str) -> bool:
 
 def _variants(value: str) -> set[str]:
     """The spellings a value takes in printed output: as is, JSON-escaped, in a repr,
-    percent-encoded. Of a URL with a password, the password alone."""
+    percent-encoded, base64 (standard and URL-safe, at each of the three byte alignments it
+    can have inside a longer encoding), hex in either case. Of a URL with a password, the
+    password alone."""
     if "://" in value:  # a URL with a password: the URL rule keeps the rest of it readable
         try:
             password = urlsplit(value).password
@@ -105,7 +110,69 @@ def _variants(value: str) -> set[str]:
             value = password
     out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
            repr(value)[1:-1], quote(value, safe=""), quote_plus(value, safe="")}
+    raw = value.encode("utf-8", "surrogatepass")
+    out |= {raw.hex(), raw.hex().upper()}
+    for encoded in _base64_spellings(raw):
+        out |= {encoded, encoded.replace("+", "-").replace("/", "_")}
     return {v for v in out if len(v) >= MIN_LENGTH}
+
+
+def _base64_spellings(raw: bytes) -> list[str]:
+    """``raw`` in base64 whole (with and without padding), and the characters that depend on
+    ``raw`` alone when it starts 1 or 2 bytes into a longer encoded text (or is followed by
+    more): whichever way it is embedded, one of these is in the encoding."""
+    whole = base64.b64encode(raw).decode()
+    out = [whole, whole.rstrip("=")]
+    n = len(raw) * 8
+    for shift in range(3):
+        text = base64.b64encode(bytes(shift) + raw).decode()
+        first = -(-shift * 8 // 6)  # the first character made of raw's bits only
+        last = (shift * 8 + n) // 6  # past the last one
+        out.append(text[first:last])
+    return out
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """One regular expression matching any of ``words`` — the longest at a place — as a trie:
+    each position is turned down after a character or two, whatever the number of words (an
+    alternation of the words themselves tries each one in turn: 10x slower at 600 words)."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for c in word:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    escaped: dict[str, str] = {}
+
+    def esc(c: str) -> str:
+        e = escaped.get(c)
+        if e is None:
+            e = escaped[c] = re.escape(c)
+        return e
+
+    def build(node: dict[str, Any]) -> str:
+        out = []
+        while len(node) == 1 and "" not in node:  # a chain: no group needed
+            (c, node), = node.items()
+            out.append(esc(c))
+        branches = [esc(c) + build(child) for c, child in node.items() if c]
+        if branches:
+            body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+            out.append(f"(?:{body})?" if "" in node else body)
+        return "".join(out)
+
+    return build(trie)
+
+
+@functools.lru_cache(maxsize=4096)
+def env_secret(name: str, value: str) -> bool:
+    """Whether an environment variable's value is a secret: by its name, a password in it, or
+    its look (``rules.looks_random``) unless the name is a harmless one (paths, locale, …)."""
+    if len(value) < MIN_LENGTH:
+        return False
+    return bool(SECRET_NAME.search(name) or _has_password(value)
+                or (not harmless_name(name) and looks_random(value)))
 
 
 class Scrubber:
@@ -120,10 +187,17 @@ class Scrubber:
         self.secrets = {k: v for k, v in (secrets or {}).items()
                         if isinstance(v, str) and len(v) >= MIN_LENGTH}
         self._names = names
+        known = _trie_pattern(names) if names else None
         self._pattern = re.compile("|".join(
-            [re.escape(v) for v in sorted(names, key=len, reverse=True)]
+            ([known] if known else [])
             + [f"{p}(?P<{g}>)" for g, p in ALTERNATIVES if g not in ASSIGNS]))
         self._known = tuple(names)
+        # Where a known value can be: a run of the characters known values are made of (it
+        # holds the whole value), then the trie (or, in a short run, its first characters).
+        self._known_re = re.compile(known) if known else None
+        alphabet = "".join(sorted({c for v in names for c in v if not c.isspace()}))
+        self._runs = re.compile(f"[{re.escape(alphabet)}]{{{MIN_LENGTH},}}") if names else None
+        self._heads = frozenset(v[:MIN_LENGTH] for v in names)
         self._multiline = any("\n" in v or "\r" in v for v in names)
         # A known value with whitespace in it can straddle a stream's cut: hold back that much.
         self._spaced = tuple(v for v in names if any(c.isspace() for c in v))
@@ -133,10 +207,10 @@ class Scrubber:
 
     @classmethod
     def from_environment(cls, extra: Iterable[tuple[str, str | None]] = ()) -> Scrubber:
-        """The secrets of ``os.environ`` (by name, or a URL's password in any variable),
-        remembered keys, and ``extra`` pairs."""
-        found = tuple(sorted((k, v) for k, v in os.environ.items() if len(v) >= MIN_LENGTH and (
-            SECRET_NAME.search(k) or _has_password(v))))  # REDIS_URL=redis://:pw@host too
+        """The secrets of ``os.environ`` (every value that looks like one, and any under a
+        secret name or holding a URL's password — ``env_secret``), remembered keys, and
+        ``extra`` pairs."""
+        found = tuple(sorted((k, v) for k, v in os.environ.items() if env_secret(k, v)))
         more = tuple(sorted((name, value) for value, name in _remembered.items()))
         more += tuple((k, v) for k, v in extra if isinstance(v, str) and len(v) >= MIN_LENGTH)
         return _cached(found + more)
@@ -186,22 +260,21 @@ class Scrubber:
         cr = "\r" in text
         budget = len(text) // 3  # past this, one pass over the whole text is cheaper
         triggers = TRIGGERS if ":" in text or "=" in text else UNSEPARATED
-        for haystack, needles in ((low, triggers), (text, self._known)):
-            for needle in needles:
-                i = haystack.find(needle)
-                while i != -1:
-                    start = text.rfind("\n", 0, i) + 1
-                    end = text.find("\n", i + len(needle))
-                    end = len(text) if end == -1 else end
-                    if cr:  # "\r" ends lines too; looked for only where there is one, as a
-                        # search that finds nothing runs to the end of the text every time
-                        start = max(start, text.rfind("\r", 0, i) + 1)
-                        end = _line_end(text, i + len(needle))
-                    found.append((start, end))
-                    budget -= end - start
-                    if budget < 0:
-                        return None
-                    i = haystack.find(needle, end)
+        for needle in triggers:
+            i = low.find(needle)
+            while i != -1:
+                start, end = self._line(text, i, i + len(needle), cr)
+                found.append((start, end))
+                budget -= end - start
+                if budget < 0:
+                    return None
+                i = low.find(needle, end)
+        for i, j in self._known_spans(text):
+            start, end = self._line(text, i, j, cr)
+            found.append((start, end))
+            budget -= end - start
+            if budget < 0:
+                return None
         if not found:
             return []
         found.sort()
@@ -213,6 +286,40 @@ class Scrubber:
             else:
                 merged.append((start, end))
         return merged
+
+    @staticmethod
+    def _line(text: str, i: int, j: int, cr: bool) -> tuple[int, int]:
+        """The line(s) around ``text[i:j]``."""
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", j)
+        end = len(text) if end == -1 else end
+        if cr:  # "\r" ends lines too; looked for only where there is one, as a search that
+            # finds nothing runs to the end of the text every time
+            start = max(start, text.rfind("\r", 0, i) + 1)
+            end = _line_end(text, j)
+        return start, end
+
+    def _known_spans(self, text: str) -> list[tuple[int, int]]:
+        """Where in ``text`` a known value (any spelling) may be: each one lies in a run of
+        the characters they are made of; a short run is looked up by its first characters,
+        a long one (a base64 blob) by the trie."""
+        if self._runs is None:
+            return []
+        out = []
+        heads, size, known = self._heads, MIN_LENGTH, self._known_re
+        for run in self._runs.finditer(text):
+            i, j = run.span()
+            if j - i <= 64:
+                hit = any(text[k:k + size] in heads for k in range(i, j - size + 1))
+            else:
+                hit = known is not None and known.search(text, i, j) is not None
+            if hit:
+                out.append((i, j))
+        for value in self._spaced:  # a value with a space in it is not in one run
+            k = text.find(value)
+            if k != -1:
+                out.append((k, k + len(value)))
+        return out
 
     def _replace(self, m: re.Match[str]) -> str:
         kind = m.lastgroup  # the alternative's closing group; none for a known value

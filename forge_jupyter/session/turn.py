@@ -21,7 +21,7 @@ from ..model_choice import ModelChoice, resolve, with_key
 from ..scrub import Scrubber, secret_params
 from ..system_prompt import build_system_prompt
 from ..tools.base import Tool
-from ..tools.permission import Permissions, Rule, agent_defaults
+from ..tools.permission import Permissions, Rule, agent_defaults, stored_rule
 from ..tools.plugins import apply_chain
 from ..tools.profiles import Profile, apply_profile, profile_for
 from .allowance import Allowance
@@ -114,7 +114,7 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
     agent_layer = [*tool_defaults, *agent_defaults(agent.mode, mutating), *agent.permissions,
                    *host.permissions]
     meta = info.metadata
-    session_layer = [Rule.parse(r) for r in meta.get("permissions", ())]
+    session_layer = [stored_rule(r) for r in meta.get("permissions", ())]
     prompt_layer = [Rule.parse(r) for r in prompt_rules]
     prompt_layer += [Rule(name, "*", "deny") for name, on in (toggles or {}).items() if not on]
     grants = [Rule.parse(r) for r in meta.get("grants", ())]

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model import Part, SessionInfo
-from .permission import Action, Permissions, Subject, subject_of
+from .permission import (
+    ARGUMENT_KINDS,
+    Action,
+    ArgumentKind,
+    Permissions,
+    Subject,
+    declare_argument,
+    kind_of_arguments,
+    subject_of,
+)
 from .schema import function_schema
 
 
@@ -94,7 +103,16 @@ class Tool:
     # The agent layer's default for it, before the agent's and the Forge's own rules (which may
     # narrow or widen it): "ask" makes even a read-only tool ask (webfetch).
     permission: Action | None = None
+    # What its argument is (path, url, name, code, data): a code tool's rules are whole-tool
+    # or exact (tools/permission.py). None: the builtins' table, else judged from the schema.
+    argument: ArgumentKind | None = None
     _validator: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        inferred = kind_of_arguments(self.parameters, self.subject_arg)
+        if self.argument is None:
+            self.argument = "code" if inferred == "code" else ARGUMENT_KINDS.get(self.name, inferred)
+        declare_argument(self.name, self.argument)
 
     def definition(self) -> dict[str, Any]:
         """The entry in the model's tool table (OpenAI function format)."""
@@ -142,11 +160,13 @@ def tool_from_function(
     description: str | None = None,
     mutating: bool = False,
     timeout: float | None = None,
+    argument: ArgumentKind | None = None,
 ) -> Tool:
     """A Tool from a plain (sync or async) function: signature and docstring become the schema.
 
     A sync function runs in a worker thread so it never blocks the kernel's event loop.
     A parameter named ``ctx`` receives the ToolContext and is not shown to the model.
+    ``argument="code"`` says the tool runs what it is given: its rules are whole-tool or exact.
     """
     schema, doc = function_schema(fn)
     wants_ctx = "ctx" in inspect.signature(fn).parameters
@@ -167,4 +187,5 @@ def tool_from_function(
         execute=execute,
         mutating=mutating,
         timeout=timeout,
+        argument=argument,
     )

@@ -1,9 +1,8 @@
 """Permissions: rules of tool pattern × argument pattern × action (DESIGN §5).
 
 A rule is ``Rule(tool="write", pattern="data/*", action="ask")``. Patterns are shell-style
-wildcards (``fnmatch``, where ``*`` also crosses ``/``): for ``python`` they match the code and
-for ``sql`` the statement (so ``"df.head*"`` is a prefix), for other tools the JSON of the
-arguments, and for file tools a ``PathSubject``: the path normalized and made relative to the
+wildcards (``fnmatch``, where ``*`` also crosses ``/``) over the tool's argument: the JSON of
+the arguments, or for file tools a ``PathSubject``: the path normalized and made relative to the
 session's root (``./a``, ``w/../a``, ``a//b``, absolute paths into the root and links inside it
 all become the one spelling the file has; see ``paths.locate``). Against a path the pattern is
 normalized too: ``./data/*`` is ``data/*``, ``data/`` is ``data/*``, an absolute pattern inside
@@ -23,14 +22,32 @@ import fnmatch
 import json
 import os
 import posixpath
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from ..errors import InvalidOption
+
 Action = Literal["allow", "deny", "ask"]
+# What a tool's argument is: rules over a path are normalized (paths.locate), over code are
+# whole-tool or exact. "data" is anything else (a question, a search, the JSON of the call).
+ArgumentKind = Literal["path", "url", "name", "code", "data"]
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 SUBJECT_ARGS = ("path", "code", "query", "sql", "pattern", "command")
+# A tool whose matched argument has one of these names runs what it is given (an MCP server's
+# ``run_command(command=…)``, a custom ``def execute(code: str)``): it is a code tool.
+CODE_ARGS = frozenset({"code", "sql", "command", "cmd", "script"})
+# The one declaration of each tool's argument kind. The builtins are here, so a rule is judged
+# before any Forge built its tools; a custom or MCP tool adds itself when it is made
+# (``Tool.argument``, ``declare_argument``). ``shell`` is the person's command record.
+ARGUMENT_KINDS: dict[str, ArgumentKind] = {
+    "python": "code", "sql": "code", "shell": "code",
+    "read": "path", "list": "path", "glob": "path", "grep": "path", "write": "path",
+    "edit": "path", "apply_patch": "path", "webfetch": "url", "variables": "name",
+    "history": "data", "task": "data", "question": "data",
+}
 _WILDCARDS = frozenset("*?[")
 # apply_patch is edit and write for GPT-5-family models: a rule (or a grant) written for edit
 # or write holds for it too, so changing the model never lifts a protection on a file.
@@ -86,6 +103,56 @@ def _everything(pattern: str) -> bool:
     return pattern.strip("*") == ""  # "*", "**": every argument
 
 
+class CodePatternRefused(InvalidOption):
+    """A rule that would pattern-match a code tool's argument (``python:df.head*=allow``)."""
+
+    def __init__(self, message: str, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
+def declare_argument(tool: str, kind: ArgumentKind) -> None:
+    """Record what ``tool``'s argument is; a code tool's rules are judged by it from now on.
+    A name once declared code stays code (a later tool of that name cannot loosen it)."""
+    if ARGUMENT_KINDS.get(tool) != "code":
+        ARGUMENT_KINDS[tool] = kind
+
+
+def argument_kind(tool: str) -> ArgumentKind:
+    return ARGUMENT_KINDS.get(tool, "data")
+
+
+def kind_of_arguments(parameters: dict[str, Any], subject_arg: str | None = None) -> ArgumentKind:
+    """A tool's argument kind from its schema: code when what its rules match is code — the
+    argument named like code (``subject_arg``, else the first of SUBJECT_ARGS it has), or,
+    with none of those, the JSON of all its arguments when one of them is."""
+    props = parameters.get("properties") if isinstance(parameters, dict) else None
+    names = list(props) if isinstance(props, dict) else []
+    arg = subject_arg or next((n for n in SUBJECT_ARGS if n in names), None)
+    if arg is None:
+        return "code" if any(n in CODE_ARGS for n in names) else "data"
+    return "code" if arg in CODE_ARGS else "path" if arg == "path" else "data"
+
+
+_ESCAPED = re.compile(r"\[([*?\[])\]")  # fnmatch's spelling of a literal *, ? or [
+
+
+def exact_text(pattern: str) -> str | None:
+    """The text a pattern matches when it matches one text only (wildcard characters written
+    ``[*]``, ``[?]``, ``[[]``), else None."""
+    plain = _ESCAPED.sub("", pattern)
+    return None if _WILDCARDS & set(plain) else _ESCAPED.sub(r"\1", pattern)
+
+
+def normal_code(code: str) -> str:
+    """Code as an exact rule compares it: one kind of line end, no space around the whole."""
+    return code.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def _is_code_tool(tool: str) -> bool:
+    return any(argument_kind(n) == "code" for n in (tool, *SAME_RULES.get(tool, ())))
+
+
 @dataclass(frozen=True)
 class Rule:
     tool: str = "*"
@@ -95,6 +162,21 @@ class Rule:
     def __post_init__(self) -> None:
         if self.action not in _RANK:
             raise ValueError(f"a rule's action is allow, deny or ask, not {self.action!r}")
+        self.check()
+
+    def check(self) -> None:
+        """Refuse a rule that would pattern-match code (called again when a turn's rules are
+        gathered: a tool declared after the rule was made is judged then)."""
+        if _everything(self.pattern) or exact_text(self.pattern) is not None:
+            return
+        if _WILDCARDS & set(self.tool) or not _is_code_tool(self.tool):
+            return  # a tool pattern never applies a wildcard to a code tool (see matches)
+        raise CodePatternRefused(
+            f"permission rule {self.tool}:{self.pattern}={self.action} is refused: {self.tool}'s "
+            f"argument is code, and a wildcard over code matches whatever comes with it "
+            f"(`df.head(); anything`). Write {self.tool}={self.action} for every call, or one "
+            f"exact call's whole code with no wildcard ({self.tool}:<the code>={self.action}; a "
+            f"literal *, ? or [ in it is written [*], [?], [[]).", self.tool)
 
     def matches_tool(self, tool: str) -> bool:
         return any(fnmatch.fnmatchcase(name, self.tool) for name in (tool, *SAME_RULES.get(tool, ())))
@@ -102,6 +184,13 @@ class Rule:
     def matches(self, tool: str, subject: Subject) -> bool:
         if not self.matches_tool(tool):
             return False
+        if not isinstance(subject, PathSubject) and _is_code_tool(tool):
+            if _everything(self.pattern):
+                return True
+            exact = exact_text(self.pattern)
+            if exact is None:
+                return False  # never a pattern over code: the rule does not apply (check)
+            return normal_code(subject) == normal_code(exact)
         if isinstance(subject, PathSubject):
             path = subject.path.casefold() if subject.fold_case else subject.path
             return fnmatch.fnmatchcase(path, path_pattern(self.pattern, subject.root, subject.fold_case))
@@ -121,9 +210,18 @@ class Rule:
             return cls(*value)
         if isinstance(value, str) and "=" in value:
             left, action = value.rsplit("=", 1)
-            tool, _, pattern = left.partition(":")
+            tool, _, pattern = left.partition(":")  # "python=allow": the whole tool
             return cls(tool.strip() or "*", pattern.strip() or "*", action.strip())  # type: ignore[arg-type]
         raise ValueError(f"not a permission rule: {value!r} (try Rule('write', 'data/*', 'ask'))")
+
+
+def stored_rule(value: Any) -> Rule:
+    """A rule read back from a stored row: one that pattern-matches code (written before such
+    rules were refused) becomes "ask" for the whole tool — never a grant, never a lost turn."""
+    try:
+        return Rule.parse(value)
+    except CodePatternRefused as exc:
+        return Rule(exc.tool, "*", "ask")
 
 
 def subject_of(args: dict[str, Any], subject_arg: str | None = None) -> str:
@@ -149,6 +247,9 @@ class Permissions:
     def __init__(self, layers: Sequence[tuple[str, Sequence[Rule]]] = (),
                  grants: Iterable[Rule] = ()) -> None:
         self.layers = [(name, [Rule.parse(r) for r in rules]) for name, rules in layers]
+        for _name, rules in self.layers:
+            for rule in rules:
+                rule.check()  # a code tool declared since the rule was made
         self.grants = list(grants)
 
     def evaluate(self, tool: str, subject: Subject) -> Verdict:
