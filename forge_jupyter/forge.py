@@ -22,7 +22,7 @@ from .errors import InvalidOption, NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
 from .ids import check_id, id_path, looks_like_id
 from .imported import trusted_directory
-from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path
+from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path, project_of
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT, ServedModels
 from .scrub import Scrubber, remember, secret_params
@@ -249,7 +249,8 @@ class Forge(HistoryAsData):
             self.memory = LongTermMemory(
                 self.store, sig[1], embedding_model=embedding_model,
                 litellm_kwargs=self.litellm_kwargs,
-                weights=Weights(keyword_weight, vector_weight, half_life_days)) if enabled else None
+                weights=Weights(keyword_weight, vector_weight, half_life_days),
+                project=project_of(sig[1], self.root)) if enabled else None
             # the memory tools carry this flag (memory/tools.py): offered only while memory is on
             self.flags = self.flags | {MEMORY_FLAG} if enabled else self.flags - {MEMORY_FLAG}
             self._memory_sig = sig
