@@ -11,6 +11,10 @@ store's own rules, by a dry run into a scratch memory store — and then writes 
 one transaction: a truncated or inconsistent file imports nothing. Every body of the
 imported timeline belongs to the imported session (a fork's shared messages become its own).
 
+An import is data, never authority (imported.py): every id is checked against the id
+grammar, grants and approvals are dropped, and the session's root becomes the importing
+Forge's.
+
 An import never overwrites. Ids are kept, so importing a file into a database that already
 holds its session (imported before, or exported from there) is refused with
 ``DuplicateId``; ``new_ids=True`` imports a copy under fresh ids (order preserved), and
@@ -32,6 +36,7 @@ from pydantic import ValidationError
 
 from .errors import DuplicateId, ForgeError
 from .ids import new_id
+from .imported import Importer, event_row, message_row, session_row
 from .model import Event, Message, SessionInfo, now, part_from_json
 from .scrub import Scrubber
 from .session.recovery import close_open_parts
@@ -186,11 +191,13 @@ def _read(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _parse(path: Path, doc: dict[str, Any]) -> tuple[SessionInfo, list[Message], list[Event]]:
-    """Every row of the document as a model object; ``ImportFailed`` saying where if not."""
+def _parse(path: Path, doc: dict[str, Any], importer: Importer
+           ) -> tuple[SessionInfo, list[Message], list[Event]]:
+    """Every row of the document as a model object, made plain data (imported.py: ids
+    checked, grants dropped, the root this Forge's); ``ImportFailed`` saying where if not."""
     where = "session"
     try:
-        info = SessionInfo.model_validate(doc["session"])
+        info = session_row(SessionInfo.model_validate(doc["session"]), importer)
         messages = []
         for i, raw in enumerate(doc["messages"]):
             where = f"messages[{i}]"
@@ -204,11 +211,11 @@ def _parse(path: Path, doc: dict[str, Any]) -> tuple[SessionInfo, list[Message],
                     raise ValueError(f"part {part.id} names message {part.message_id}, "
                                      f"but sits in message {message.id}")
                 message.parts.append(part)
-            messages.append(message)
+            messages.append(message_row(message))
         events = []
         for i, raw in enumerate(doc.get("events", [])):
             where = f"events[{i}]"
-            events.append(Event.model_validate(raw))
+            events.append(event_row(Event.model_validate(raw)))
     except (KeyError, TypeError, ValueError, ValidationError) as err:
         what = f"missing {err}" if isinstance(err, KeyError) else str(err).splitlines()[0]
         raise ImportFailed(f"{path}: {where} is not valid ({what}). Nothing was imported.") from None
@@ -247,15 +254,17 @@ def _ops(info: SessionInfo, messages: list[Message], events: list[Event]) -> lis
     return ops
 
 
-def import_session(store: Store, path: str | os.PathLike[str], *, name: str | None = None,
-                   new_ids: bool = False, scrubber: Scrubber | None = None) -> SessionInfo:
-    """Validate the export at ``path`` whole, then write it as one session in one transaction."""
+def import_session(store: Store, path: str | os.PathLike[str], importer: Importer, *,
+                   name: str | None = None, new_ids: bool = False,
+                   scrubber: Scrubber | None = None) -> SessionInfo:
+    """Validate the export at ``path`` whole, then write it as one session in one transaction
+    (under ``importer``'s root and agent, granting nothing: imported.py)."""
     source = Path(path).expanduser()
     doc = scrub(_read(source), scrubber or Scrubber.from_environment())
-    info, messages, events = _parse(source, doc)
+    info, messages, events = _parse(source, doc, importer)
     original = info.id
     if new_ids:
-        info, messages, events = _parse(source, _renumber(doc, info, messages, events))
+        info, messages, events = _parse(source, _renumber(doc, info, messages, events), importer)
     if name is not None:
         info = info.model_copy(update={"name": name})
     messages, closed = close_orphans(messages, UNFINISHED)

@@ -20,7 +20,9 @@ from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
 from .errors import InvalidOption, NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
-from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path
+from .ids import check_id, id_path, looks_like_id
+from .imported import trusted_directory
+from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path, project_of
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT, ServedModels
 from .scrub import Scrubber, remember, secret_params
@@ -208,13 +210,20 @@ class Forge(HistoryAsData):
 
     def session(self, name_or_id: str | None = None, *, new: bool = False, **fields: Any) -> Session:
         """An existing session by name or id, or a new one (``new=True`` or no such name)."""
+        if name_or_id is not None and looks_like_id(name_or_id, "session"):
+            check_id(name_or_id, "session")  # ses_… is an id, never a name: of the grammar
         if name_or_id is not None and not new:
             try:
                 return Session(self, self.store.find_session(name_or_id))
             except NotFound:
                 if name_or_id.startswith("ses_"):
                     raise
-        directory = fields.pop("directory", None) or self.root or os.getcwd()
+        root = self.root or os.getcwd()
+        directory = fields.pop("directory", None) or root
+        if trusted_directory(str(directory), root) != str(directory):
+            raise InvalidOption(f"directory {str(directory)[:200]!r} is outside this Forge's root "
+                                f"{root}: a session's file tools stay inside the root. Make a Forge "
+                                "with root= that folder (or one holding it) to work there.")
         info = SessionInfo(name=name_or_id, model=fields.pop("model", None),
                            agent=fields.pop("agent", self.default_agent),
                            directory=str(directory), **fields)
@@ -264,7 +273,8 @@ class Forge(HistoryAsData):
             self.memory = LongTermMemory(
                 self.store, sig[1], embedding_model=embedding_model,
                 litellm_kwargs=self.litellm_kwargs,
-                weights=Weights(keyword_weight, vector_weight, half_life_days)) if enabled else None
+                weights=Weights(keyword_weight, vector_weight, half_life_days),
+                project=project_of(sig[1], self.root)) if enabled else None
             # the memory tools carry this flag (memory/tools.py): offered only while memory is on
             self.flags = self.flags | {MEMORY_FLAG} if enabled else self.flags - {MEMORY_FLAG}
             self._memory_sig = sig
@@ -352,12 +362,16 @@ class Forge(HistoryAsData):
                 self.announce(session_id, scrub(notice) or "")
 
     def output_dir(self, session_id: str) -> str:
-        """Where full outputs of truncated tool results are saved for the session."""
-        base = self._output_root
-        if base is None:
-            path = getattr(self.store, "path", None)
-            base = Path(path).parent / "outputs" if path else Path.home() / ".forge" / "outputs"
-        return str(base / session_id)
+        """Where full outputs of truncated tool results are saved for the session: one folder
+        directly under the outputs folder, whatever the id says (``ids.id_path``)."""
+        return str(id_path(self.outputs_root(), session_id, "session"))
+
+    def outputs_root(self) -> Path:
+        """The folder holding every session's saved outputs."""
+        if self._output_root is not None:
+            return self._output_root
+        path = getattr(self.store, "path", None)
+        return Path(path).parent / "outputs" if path else Path.home() / ".forge" / "outputs"
 
     def announce(self, session_id: str, notice: str) -> None:
         """Tell the person something about the run (shown by the widget; logged as an event)."""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .imported import Importer
 from .session.session import Session
 from .store.base import Store
 
@@ -24,6 +25,9 @@ class HistoryAsData:
     flush: Callable[[], int]
     _open_store: Callable[..., Store]  # forge.open_store
     output_dir: Callable[[str], str]
+    outputs_root: Callable[[], Path]
+    root: str | None
+    default_agent: str
 
     def _read(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """``frames.<name>(store, *args, **kwargs)`` once every buffered row is committed."""
@@ -84,6 +88,11 @@ class HistoryAsData:
         """One read-only SELECT over this tenant's tables and views (docs/schema.md)."""
         return self._read("sql", query, params)
 
+    def importer(self) -> Importer:
+        """Where an imported session lands here: this Forge's root (else the working
+        directory) and its default agent — never what the file says (imported.py)."""
+        return Importer(root=self.root or os.getcwd(), agent=self.default_agent)
+
     def export_session(self, session: Any, path: str | os.PathLike[str]) -> Path:
         """Write a session to JSON (atomic, secrets scrubbed, orphaned calls closed)."""
         from . import export
@@ -95,8 +104,8 @@ class HistoryAsData:
         """Import an exported session, all or nothing; never overwrites (see export.py)."""
         from . import export
 
-        return Session(self, export.import_session(self.store, path, name=name,  # type: ignore[arg-type]
-                                                   new_ids=new_ids))
+        return Session(self, export.import_session(  # type: ignore[arg-type]
+            self.store, path, self.importer(), name=name, new_ids=new_ids))
 
     def export_notebook_turns(self, notebook: str | os.PathLike[str],
                               path: str | os.PathLike[str]) -> Path:
@@ -114,7 +123,7 @@ class HistoryAsData:
         from .replay_export import import_notebook_turns
 
         self.flush()
-        return import_notebook_turns(self.store, path, notebook)
+        return import_notebook_turns(self.store, path, notebook, self.importer())
 
     def copy_to(self, dst: str | os.PathLike[str] | Store, sessions: Iterable[Any] | None = None, *,
                 tenant: str | None = None) -> Any:  # copy.CopyReport
@@ -160,7 +169,7 @@ class HistoryAsData:
 
         sid = self._read("session_id", session)
         assert sid is not None
-        retention.delete_session(self.store, sid, output_dir=self.output_dir(sid))
+        retention.delete_session(self.store, sid, outputs=self.outputs_root())
 
     def cleanup(self, max_age: Any = None, *,
                 trigger: str = "on demand") -> list[str]:
@@ -173,7 +182,8 @@ class HistoryAsData:
             raise ValueError("cleanup() needs a max_age (a timedelta or e.g. '30d'), given here "
                              "or configured as Forge(max_age=…)")
         self.flush()
-        return retention.cleanup(self.store, age, trigger=trigger, output_dir=self.output_dir)
+        return retention.cleanup(self.store, age, trigger=trigger,
+                                 outputs=self.outputs_root())
 
     def cleanup_at_startup(self) -> list[str]:
         """What ``__init__`` runs last: ``cleanup()`` when ``max_age`` is set, else nothing."""

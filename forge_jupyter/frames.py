@@ -40,7 +40,7 @@ from .frame_columns import (
     cost_spec,
 )
 from .frame_display import HISTORY_DISPLAY, SESSIONS_DISPLAY, ReadableFrame
-from .ids import match_short
+from .ids import check_id, looks_like_id, match_short
 from .store.query import select
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ def session_id(store: Store, session: Any) -> str | None:
     ref = getattr(session, "id", session)
     if not isinstance(ref, str):
         raise TypeError(f"a session is a Session, an id or a name, not {type(session).__name__}")
+    if looks_like_id(ref, "session") and not any(mark in ref for mark in ("…", "...")):
+        check_id(ref, "session")  # an id from outside: of the grammar, or a clear error
     try:
         return store.find_session(ref).id
     except NotFound:

@@ -8,10 +8,15 @@ never depends on clocks agreeing. The random tail keeps ids from two processes d
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
 import threading
 import time
 from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import InvalidOption
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _PREFIXES = {"session": "ses", "message": "msg", "part": "prt", "event": "evt", "approval": "apr",
@@ -51,6 +56,54 @@ def new_id(kind: str) -> str:
     ms, counter = _next_stamp()
     return f"{prefix}_{ms:012x}{counter:04x}{_random_tail()}"
 
+
+# The grammar every id that enters from outside is checked against (an import, the Python and
+# REST APIs, a stored id about to name a folder): a known prefix, "_", and letters and digits
+# only. It holds every id ``new_id`` makes; what it excludes (".", "/", "\\", NUL, spaces, an
+# overlong tail) is what could make an id anything but one plain path component.
+MAX_ID_TAIL = 40
+_ID = re.compile(rf"(?:{'|'.join(_PREFIXES.values())})_[0-9A-Za-z]{{1,{MAX_ID_TAIL}}}")
+
+
+class InvalidId(InvalidOption):
+    """A value that is not an id of forge-jupyter's grammar (``ses_01a2…``)."""
+
+
+def is_id(value: object, kind: str | None = None) -> bool:
+    """Whether ``value`` is an id of the grammar (of ``kind``: session, message, …)."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        return False
+    return kind is None or value.startswith(_PREFIXES[kind] + "_")
+
+
+def check_id(value: object, kind: str | None = None, *, where: str = "") -> str:
+    """``value`` if it is an id of the grammar (of ``kind``), else ``InvalidId`` saying so."""
+    if is_id(value, kind):
+        return value  # type: ignore[return-value]
+    shown = repr(value)[:80] if isinstance(value, str) else type(value).__name__
+    want = f"{_PREFIXES[kind]}_" if kind else "a prefix such as ses_"
+    raise InvalidId(f"{where + ': ' if where else ''}{shown} is not a forge-jupyter "
+                    f"{kind or ''}{' ' if kind else ''}id: ids are {want} followed by up to "
+                    f"{MAX_ID_TAIL} letters and digits (as forge made them). Use the id forge "
+                    "shows, or the session's name.")
+
+
+def looks_like_id(value: str, kind: str) -> bool:
+    """``value`` starts as an id of ``kind`` does (``ses_``…): then it must be one, never a name."""
+    return value.startswith(_PREFIXES[kind] + "_")
+
+
+def id_path(base: str | os.PathLike[str], value: str, kind: str | None = None) -> Path:
+    """The folder ``<base>/<id>``, resolved: the id checked against the grammar and the result
+    checked to be one component directly under ``base`` (resolved too), so no stored or
+    imported id — nor a link put at that name — can make it name anything else."""
+    check_id(value, kind)
+    real_base = Path(os.path.realpath(os.fspath(base)))
+    found = Path(os.path.realpath(real_base / value))
+    if found.parent != real_base or found.name != value:
+        raise InvalidId(f"{real_base / value} leads to {found}, not to a folder of {real_base}: "
+                        "it is not used. Remove the link at that name.")
+    return found
 
 
 # A shown id: the prefix and the last characters of the random tail (``ses_…k3Vq9a``). Ids made

@@ -9,9 +9,10 @@ import is idempotent: what the store already holds is skipped, never overwritten
 whose timeline begins with messages another imported session wrote (a fork) is recreated as a
 fork of it. Each session lands in one transaction.
 
-The file's ``python`` calls run in this kernel when its turns replay: approvals recorded in it
-(someone else's "allow for the session") are dropped on import, so under ``build`` a replay of
-an imported turn asks before it runs code, once per cell.
+The file's ``python`` calls run in this kernel when its turns replay: like any import it is data,
+never authority (imported.py) — approvals recorded in it (someone else's "allow for the
+session") are dropped, ids checked, the sessions' root made this Forge's — so under ``build`` a
+replay of an imported turn asks before it runs code, once per cell.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from pydantic import ValidationError
 
 from .errors import NotFound
 from .export import UNFINISHED, ImportFailed, atomic_write, close_orphans, scrub
+from .ids import check_id
+from .imported import Importer, message_row, session_row
 from .model import Message, SessionInfo, part_from_json
 from .scrub import Scrubber
 from .session.replay_match import candidates
@@ -92,7 +95,7 @@ def _read(source: Path) -> dict[str, Any]:
     return doc
 
 
-def _parse(source: Path, doc: dict[str, Any], key: str
+def _parse(source: Path, doc: dict[str, Any], key: str, importer: Importer
            ) -> tuple[list[tuple[SessionInfo, list[str]]], dict[str, Message]]:
     where = "messages"
     try:
@@ -101,23 +104,22 @@ def _parse(source: Path, doc: dict[str, Any], key: str
             where = f"messages[{i}]"
             body = dict(raw)
             parts = [part_from_json(p) for p in body.pop("parts", [])]
-            for p in parts:  # approvals given elsewhere grant nothing here (replay.py asks)
-                for granted in ("decision", "approval"):
-                    p.metadata.pop(granted, None)
             m = Message.model_validate(body)
             if any(p.message_id != m.id for p in parts):
                 raise ValueError(f"a part of message {m.id} names another message")
             if m.origin and m.origin.get("notebook"):  # the notebook it now belongs to
                 m = m.model_copy(update={"origin": {**m.origin, "notebook": key}})
             m.parts = parts
+            # approvals given elsewhere grant nothing here (replay.py asks); ids checked
+            m = message_row(m)
             bodies[m.id] = m
         sessions = []
         for i, raw in enumerate(doc["sessions"]):
             where = f"sessions[{i}]"
-            info = SessionInfo.model_validate(raw["session"])
+            info = session_row(SessionInfo.model_validate(raw["session"]), importer)
             if info.metadata.get("notebook"):
                 info = info.model_copy(update={"metadata": {**info.metadata, "notebook": key}})
-            timeline = [str(t) for t in raw["timeline"]]
+            timeline = [check_id(t, "message", where="timeline") for t in raw["timeline"]]
             missing = [t for t in timeline if t not in bodies]
             if missing:
                 raise ValueError(f"its timeline names message {missing[0]}, which the file lacks")
@@ -147,13 +149,14 @@ def _writes(sid: str, ids: list[str], bodies: dict[str, Message]) -> list[Op]:
 
 
 def import_notebook_turns(store: Store, path: str | os.PathLike[str],
-                          notebook: str | os.PathLike[str],
+                          notebook: str | os.PathLike[str], importer: Importer,
                           scrubber: Scrubber | None = None) -> TurnsImport:
-    """Import the turns exported at ``path`` as recorded in ``notebook`` (this machine's path)."""
+    """Import the turns exported at ``path`` as recorded in ``notebook`` (this machine's path),
+    under ``importer``'s root and agent, granting nothing (imported.py)."""
     source = Path(path).expanduser()
     key = notebook_key(notebook)
     doc = scrub(_read(source), scrubber or Scrubber.from_environment())
-    sessions, bodies = _parse(source, doc, key)
+    sessions, bodies = _parse(source, doc, key, importer)
     report = TurnsImport()
     timelines: dict[str, list[str]] = {}
     with store.hold():

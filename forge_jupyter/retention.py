@@ -11,13 +11,14 @@ what it skipped).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .errors import NotFound, SessionBusy
+from .ids import InvalidId, id_path
 from .model import Event
 from .session import runner
 from .store.base import Store
@@ -68,23 +69,41 @@ def _refuse_if_running(store: Store, session_id: str) -> None:
         raise SessionBusy(runner.busy_message(session_id, *lease))
 
 
+def _outputs_of(outputs: str | os.PathLike[str] | None, session_id: str) -> tuple[Path | None, str | None]:
+    """(the session's own outputs folder, or None; why none, when it has none). The id comes
+    from a row anyone may have written: it names a folder only if it is an id of the grammar
+    and the folder is one directly under ``outputs`` (``ids.id_path``) — never ``..``, ``/``
+    or a link elsewhere."""
+    if outputs is None:
+        return None, None
+    try:
+        return id_path(outputs, session_id, "session"), None
+    except InvalidId as err:
+        return None, str(err)
+
+
 def delete_session(store: Store, session_id: str, *, actor: str = "user",
-                   reason: str = "deleted on request", output_dir: str | None = None) -> Event:
-    """Delete one session (its bodies, unless a fork points at them, and its saved outputs);
-    record a ``session.deleted`` event and return it."""
+                   reason: str = "deleted on request",
+                   outputs: str | os.PathLike[str] | None = None) -> Event:
+    """Delete one session (its bodies, unless a fork points at them, and its saved outputs
+    in ``outputs``, the folder of every session's); record a ``session.deleted`` event and
+    return it."""
     _refuse_if_running(store, session_id)
     info = store.get_session(session_id)
+    folder, kept = _outputs_of(outputs, session_id)
     store.delete_session(session_id)
-    event = Event(session_id=session_id, type="session.deleted", actor=actor,
-                  data={"name": info.name, "reason": reason})
+    data: dict[str, object] = {"name": info.name, "reason": reason}
+    if kept is not None:
+        data["outputs_kept"] = kept  # no folder was removed; the event says why
+    event = Event(session_id=session_id, type="session.deleted", actor=actor, data=data)
     store.put_event(event)
-    if output_dir is not None and Path(output_dir).is_dir():
-        shutil.rmtree(output_dir, ignore_errors=True)
+    if folder is not None and folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder, ignore_errors=True)
     return event
 
 
 def cleanup(store: Store, max_age: timedelta, *, trigger: str = "on demand",
-            output_dir: Callable[[str], str] | None = None, now: datetime | None = None
+            outputs: str | os.PathLike[str] | None = None, now: datetime | None = None
             ) -> list[str]:
     """Delete every session idle longer than ``max_age``; returns the ids deleted."""
     from .frames import query
@@ -96,8 +115,7 @@ def cleanup(store: Store, max_age: timedelta, *, trigger: str = "on demand",
     deleted, skipped = [], []
     for sid in stale:
         try:
-            delete_session(store, sid, actor="forge", reason=reason,
-                           output_dir=output_dir(sid) if output_dir else None)
+            delete_session(store, sid, actor="forge", reason=reason, outputs=outputs)
         except (SessionBusy, NotFound):  # running now, or deleted meanwhile by another kernel
             skipped.append(sid)
         else:

@@ -13,7 +13,10 @@ Everything here is untrusted text: a server's name becomes part of its tools' na
 reduced to ``[A-Za-z0-9_-]`` (``__`` is the separator, so runs of ``_`` become one). A project
 file can start any command, like a cloned repository's build script: its servers start only
 once the person trusted that file's exact content (``%forge mcp trust``), as VS Code and Claude
-Code ask before running a workspace's servers. ``${VAR}`` / ``${env:VAR}`` in ``env``,
+Code ask before running a workspace's servers. Trust is keyed by the project folder's own file
+and its content; the file is read as a project file (project_files.py: a link, or one leading
+out of the folder, is refused, so a clone cannot point at another project's trusted file), and
+its servers run in the project folder unless their ``cwd`` says otherwise (relative to it). ``${VAR}`` / ``${env:VAR}`` in ``env``,
 ``headers``, ``args`` and ``url`` read the kernel's environment; values under secret names (and
 every header) are hidden from outputs like configured API keys.
 """
@@ -28,11 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..project_files import ProjectFileRefused, project_root, read_project_file
 from ..scrub import SECRET_NAME, env_secret, harmless_name, looks_random, remember
 from ..scrub.rules import SECRET_NAME_END
 
 MAX_SERVER_NAME = 24  # the tool's part of ``server__tool`` keeps at least 38 of 64 characters
 MAX_CONFIG_BYTES = 1 << 20
+PROJECT_FILE = ".forge/mcp.json"
 DEFAULT_STARTUP_TIMEOUT = 60.0  # npx may download the server on its first start
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_HEADERS = re.compile(r"^(authorization|proxy-authorization|cookie|x-api-key|api-key)$", re.I)
@@ -181,13 +186,30 @@ def read_file(path: Path, problems: list[str]) -> tuple[Any, str] | None:
     try:
         if not path.is_file():
             return None
-        data = path.read_bytes()[:MAX_CONFIG_BYTES + 1]
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ValueError("it is over 1 MB")
-        return json.loads(data.decode("utf-8")), hashlib.sha256(data).hexdigest()
+        return _parsed(path.read_bytes()[:MAX_CONFIG_BYTES + 1])
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         problems.append(f"{path} could not be read as JSON: {exc}; its servers were left out")
         return None
+
+
+def _parsed(data: bytes) -> tuple[Any, str]:
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError("it is over 1 MB")
+    return json.loads(data.decode("utf-8")), hashlib.sha256(data).hexdigest()
+
+
+def read_project(root: str | os.PathLike[str], problems: list[str]) -> tuple[Any, str] | None:
+    """The project's ``.forge/mcp.json`` as ``read_file`` gives it, reached as a project file
+    (project_files.py): a link, or a file that leads outside the folder, is refused."""
+    try:
+        data = read_project_file(root, PROJECT_FILE, MAX_CONFIG_BYTES + 1)
+        return None if data is None else _parsed(data)
+    except ProjectFileRefused as exc:
+        problems.append(f"{exc} Its MCP servers were left out.")
+    except (OSError, ValueError) as exc:
+        problems.append(f"{project_file(root)} could not be read as JSON: {exc}; its servers "
+                        "were left out")
+    return None
 
 
 def trust_file() -> Path:
@@ -203,15 +225,18 @@ def trusted_digests() -> dict[str, str]:
 
 
 def project_file(root: str | os.PathLike[str]) -> Path:
-    return Path(root) / ".forge" / "mcp.json"
+    """The project's own file: what its trust is keyed by, with its content's digest."""
+    return project_root(root) / PROJECT_FILE
 
 
 def trust_project(root: str | os.PathLike[str]) -> str | None:
-    """Trust the project's ``.forge/mcp.json`` as it is now; returns its path (None: no file)."""
-    path = project_file(root).resolve()
-    got = read_file(path, [])
-    if got is None:
+    """Trust the project's ``.forge/mcp.json`` as it is now; returns its path (None: no file).
+    A link is refused (``ProjectFileRefused``): trust is for this folder's own file."""
+    path = project_file(root)
+    data = read_project_file(root, PROJECT_FILE, MAX_CONFIG_BYTES + 1)
+    if data is None:
         return None
+    got = _parsed(data)
     digests = trusted_digests()
     digests[str(path)] = got[1]
     target = trust_file()
@@ -231,18 +256,27 @@ def load_servers(root: str | os.PathLike[str], explicit: Any = None, *,
     got = read_file(user, problems)
     if got is not None:
         servers.update(servers_of(got[0], "~/.forge/mcp.json", problems))
-    project = project_file(root).resolve()
+    project = project_file(root)
     if project != user.resolve():
-        got = read_file(project, problems)
+        got = read_project(root, problems)
         if got is not None:
+            # keyed by this folder's own path and the content: a link is refused above, so a
+            # clone cannot borrow another project's trust by pointing at its file
             trusted = trust_project_file or trusted_digests().get(str(project)) == got[1]
             for name, spec in servers_of(got[0], str(project), problems).items():
+                spec = _replace(spec, cwd=_project_cwd(project_root(root), spec.cwd))
                 servers[name] = spec if trusted else _replace(spec, trusted=False)
     if explicit:
         servers.update(servers_of(explicit, "Forge.mcp_servers", problems))
     for spec in servers.values():
         _remember_secrets(spec)
     return servers, problems
+
+
+def _project_cwd(folder: Path, cwd: str | None) -> str | None:
+    """Where a project server runs: its ``cwd`` against the project's folder — by default the
+    folder itself, whatever the kernel's working directory is."""
+    return str(folder / cwd) if cwd else str(folder)
 
 
 def _replace(spec: ServerSpec, **changes: Any) -> ServerSpec:

@@ -9,8 +9,9 @@ in ``store/memory_index.py``. Never imports IPython; litellm only when an embedd
 """
 
 from .search import Hit, SearchResult, Weights
-from .service import LongTermMemory, memory_path
+from .service import LongTermMemory, memory_path, project_of
 from .sync import SyncReport
 from .tools import MEMORY_FLAG
 
-__all__ = ["MEMORY_FLAG", "Hit", "LongTermMemory", "SearchResult", "SyncReport", "Weights", "memory_path"]
+__all__ = ["MEMORY_FLAG", "Hit", "LongTermMemory", "SearchResult", "SyncReport", "Weights", "memory_path",
+           "project_of"]

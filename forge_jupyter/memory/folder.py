@@ -5,7 +5,9 @@ Anyone who can write to the folder writes what the index and the model read, so:
 regular ``.md`` files inside the folder are read (a symbolic link is skipped, whether it leads
 inside or out; a name that is not valid UTF-8 is skipped), each is reached without following
 links (tools/nofollow.py), read up to ``MAX_FILE_BYTES``, and decoded to valid Unicode (an
-invalid byte becomes U+FFFD). A folder may hold at most ``MAX_FILES`` indexed files.
+invalid byte becomes U+FFFD). A folder may hold at most ``MAX_FILES`` indexed files. The
+project's own ``.forge/memory`` is a project file (project_files.py): if it, or ``.forge``, is a
+link, it is refused rather than followed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolError
+from ..project_files import checked, project_root
 from ..scrub import valid_text
 from ..tools.nofollow import open_inside
 from ..tools.paths import SKIP_DIRS, locate, looks_binary
@@ -62,16 +65,30 @@ def log_date(path: str) -> dt.date | None:
 
 
 class MemoryFolder:
-    """One memory folder, resolved once; nothing is created before it is first used."""
+    """One memory folder, resolved once; nothing is created before it is first used.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(os.path.realpath(Path(path).expanduser()))
+    ``project``: the folder is that project's ``.forge/memory``, a project file
+    (project_files.py): it is used only while it is a real folder of the project — a link
+    there (to another folder, whether inside the project or out) is refused at every use."""
+
+    def __init__(self, path: str | os.PathLike[str], project: str | os.PathLike[str] | None = None
+                 ) -> None:
+        self.project = project_root(project) if project is not None else None
+        if self.project is not None:  # never resolved through a link: checked at each use
+            self.path = self.project / DEFAULT_DIR
+        else:
+            self.path = Path(os.path.realpath(Path(path).expanduser()))
+
+    def _check_project(self) -> None:
+        if self.project is not None:
+            checked(self.project, DEFAULT_DIR.as_posix(), "dir")
 
     def __repr__(self) -> str:
         return f"MemoryFolder({str(self.path)!r})"
 
     def ensure(self) -> Path:
         """The folder, created with a MEMORY.md from the template if it has none."""
+        self._check_project()  # before mkdir: a link at .forge would be followed by it
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -80,6 +97,7 @@ class MemoryFolder:
         if not self.path.is_dir():
             raise ToolError(f"The memory folder {self.path} is not a directory; set another one "
                             "with Forge.memory_dir.")
+        self._check_project()
         try:
             fd = os.open(self.path / "MEMORY.md",
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
@@ -95,6 +113,7 @@ class MemoryFolder:
         """The ``.md`` files to index, in name order, and (path, why) of those left out."""
         found: list[FileInfo] = []
         skipped: list[tuple[str, str]] = []
+        self._check_project()
         if not self.path.is_dir():
             return found, skipped
         for rel, info in self._walk():
@@ -129,6 +148,7 @@ class MemoryFolder:
     def read(self, rel: str) -> tuple[bytes, bool]:
         """(up to ``MAX_FILE_BYTES`` of the file, whether it was longer); ToolError when the
         path leaves the folder, is a link, or is not a text file."""
+        self._check_project()
         located = locate(self.path, rel, must_exist=True)
         if located.path.is_dir():
             raise ToolError(f"{located.shown} is a folder of the memory folder, not a file.")

@@ -38,6 +38,13 @@ def memory_path(memory_dir: str | os.PathLike[str] | None, base: str | os.PathLi
     return path if path.is_absolute() else where / path
 
 
+def project_of(path: str | os.PathLike[str], base: str | os.PathLike[str] | None) -> Path | None:
+    """The project folder whose own ``.forge/memory`` ``path`` is (``memory_path``'s default),
+    else None: a folder the person named elsewhere is theirs, links and all."""
+    where = Path(base) if base else Path.cwd()
+    return where if Path(path) == where / DEFAULT_DIR else None
+
+
 MAX_QUERY_CHARS = 2_000
 
 
@@ -47,8 +54,9 @@ class LongTermMemory:
     def __init__(self, store: Store, path: str | os.PathLike[str], *,
                  embedding_model: str | None = None,
                  litellm_kwargs: dict[str, Any] | None = None,
-                 weights: Weights | None = None) -> None:
-        self.folder = MemoryFolder(path)
+                 weights: Weights | None = None,
+                 project: str | os.PathLike[str] | None = None) -> None:
+        self.folder = MemoryFolder(path, project)
         self.index = MemoryIndex(store, str(self.folder.path))
         self.embedder = Embedder(embedding_model, litellm_kwargs or {})
         self.weights = weights or Weights()

@@ -6,6 +6,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..project_files import ProjectFileRefused
+
 MCP_USAGE = """\
 %forge mcp                    MCP servers: state, what runs, their tools and hints
 %forge mcp restart NAME       start a server again now (after it failed twice, or to reload it)
@@ -32,7 +34,10 @@ def mcp_command(forge: Any, args: list[str]) -> None:
         mcp.sync(forge.registry)
         print(describe(mcp))
     elif args == ["trust"]:
-        path = mcp.trust()
+        try:
+            path = mcp.trust()
+        except ProjectFileRefused as exc:  # a link: trust is for this folder's own file
+            raise UsageError(str(exc)) from None
         print(f"Trusted {path}; its servers start with the next prompt." if path else
               "There is no .forge/mcp.json in this notebook's folder.")
     elif args == ["reload"]:

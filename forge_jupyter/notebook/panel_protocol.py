@@ -13,10 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..ids import is_id
+
 PROTOCOL = 1  # sent in the comm's open data and in every info; bumped on incompatible changes
 TYPES = ("hello", "approve", "answer", "stop")
 ANSWERS = ("once", "session", "deny")
-MAX_ID = 100  # characters of an id (ours are 30)
+MAX_ID = 100  # characters of a turn id (the hub's: turn_ and 16 hex)
 MAX_REASON = 2000  # characters of a deny reason (the model reads it)
 MAX_ANSWER = 10_000  # characters of an answer to the question tool (session/question.py)
 PROMPT_MAX = 64 * 1024  # characters of the prompt a turn message carries
@@ -60,7 +62,9 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def _id(data: dict[str, Any], key: str, *, required: bool) -> str:
+def _id(data: dict[str, Any], key: str, *, required: bool, ours: bool = True) -> str:
+    """The id under ``key``: one of forge's ids (``ids.is_id``, the check every entry uses),
+    or with ``ours=False`` one the panel hub made (a turn's)."""
     value = data.get(key)
     if value is None or value == "":
         if required:
@@ -69,9 +73,9 @@ def _id(data: dict[str, Any], key: str, *, required: bool) -> str:
         return ""
     if not isinstance(value, str):
         raise PanelError(f"{data['type']}: {key} must be a string, not {type(value).__name__}.")
-    if not _ID.fullmatch(value):
-        raise PanelError(f"{data['type']}: {key} is not an id (letters, digits and _, at most "
-                         f"{MAX_ID} characters).")
+    if not (is_id(value) if ours else _ID.fullmatch(value)):
+        raise PanelError(f"{data['type']}: {key} is not an id (a prefix such as ses_, then "
+                         f"letters and digits; at most {MAX_ID} characters).")
     return value
 
 
@@ -109,7 +113,7 @@ def parse(data: Any) -> Command:
             raise PanelError("answer: the answer is empty; type an answer or pick an option.")
         return AnswerQuestion(request_id, text)
     session_id = _id(data, "session_id", required=False)
-    turn_id = _id(data, "turn_id", required=False)
+    turn_id = _id(data, "turn_id", required=False, ours=False)
     if not session_id and not turn_id:
         raise PanelError("stop needs the session_id (or turn_id) of the run to stop.")
     return Stop(session_id, turn_id)

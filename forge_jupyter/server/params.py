@@ -13,10 +13,11 @@ import binascii
 import re
 from dataclasses import dataclass
 
+from ..ids import is_id
+
 SESSIONS_LIMIT = (50, 200)  # (default, most) sessions per page
 MESSAGES_LIMIT = (100, 500)  # (default, most) messages per page
 MAX_QUERY = 200  # characters of a search
-MAX_ID = 200  # characters of a session id in a path
 _DIGITS = re.compile(r"[0-9]{1,10}")
 
 
@@ -49,9 +50,9 @@ def search(raw: str | None) -> str | None:
 
 
 def session_id(raw: str) -> str:
-    """A session id from the path. Anything may be asked for (it is only ever a bound
-    parameter); an absurd one is simply not found."""
-    return raw if 0 < len(raw) <= MAX_ID and "\x00" not in raw else ""
+    """A session id from the path, checked against the id grammar (``ids.is_id``, the one
+    check every entry uses); anything else is simply not found ("")."""
+    return raw if is_id(raw, "session") else ""
 
 
 # -------------------------------------------------------------------------------- cursors

@@ -15,8 +15,8 @@ template with ``$ARGUMENTS`` (everything after the name) and ``$1``…``$9`` (it
 group) filled in, in one pass: text an argument brings in is never substituted again. A
 template with no placeholder gets the arguments appended. Command files are untrusted input,
 read with the skills' rules (skills/): a name is ``[A-Za-z0-9_-]`` (no ``..`` or ``/``), a file
-must not lead outside its commands folder (links included), is refused over ``MAX_FILE`` bytes
-and made valid Unicode; the front matter is ``key: value`` lines, never YAML code, and keys
+must not lead outside its commands folder (links included; a project's command is a project
+file, project_files.py: no link at all), is refused over ``MAX_FILE`` bytes and made valid Unicode; the front matter is ``key: value`` lines, never YAML code, and keys
 other than description, agent and model are ignored (``%forge commands`` names them).
 """
 
@@ -30,10 +30,20 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidOption, NotFound
+from ..project_files import ProjectFileRefused, checked, project_root, read_project_file
 from ..scrub import valid_text
-from ..skills import MAX_DESCRIPTION, MAX_FILE, NAME, _inside, front_matter, read_bounded
+from ..skills import (
+    MAX_DESCRIPTION,
+    MAX_FILE,
+    NAME,
+    _inside,
+    bounded_text,
+    front_matter,
+    read_bounded,
+)
 
 MAX_COMMANDS = 200
+PROJECT_DIR = ".forge/commands"
 KEYS = ("description", "agent", "model")
 AGENT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
@@ -78,7 +88,8 @@ class Commands:
     """The commands under a root's ``.forge/commands`` and ``~/.forge/commands``."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.folders = [("project", Path(root) / ".forge" / "commands"),
+        self.root = root
+        self.folders = [("project", Path(root) / PROJECT_DIR),
                         ("user", Path.home() / ".forge" / "commands")]
         self.problems: list[str] = []
 
@@ -86,6 +97,14 @@ class Commands:
         """name → (source, file, resolved folder) of the ``*.md`` files, the project's first."""
         found: dict[str, tuple[str, Path, Path]] = {}
         for source, base in self.folders:
+            try:  # the project's folder: a project file (no link to another folder)
+                if source == "project" and checked(self.root, PROJECT_DIR, "dir") is None:
+                    continue
+            except ProjectFileRefused as exc:
+                said = f"{exc} No project command was loaded."
+                if said not in self.problems:
+                    self.problems.append(said)
+                continue
             if not base.is_dir():
                 continue
             real = base.resolve()
@@ -128,6 +147,18 @@ class Commands:
         if not NAME.fullmatch(name):
             raise InvalidOption(f"command file {path.name[:80]!r}: the name must be letters, "
                                 "digits, _ and - (no '..' or '/')")
+        if source == "project":  # a project file: never through a link (project_files.py)
+            try:
+                data = read_project_file(self.root, f"{PROJECT_DIR}/{path.name}", MAX_FILE + 1)
+            except ProjectFileRefused as exc:
+                raise InvalidOption(f"command {name!r}: {exc}") from None
+            if data is None:
+                raise NotFound(f"no command named {name!r}. {self._known()}")
+            if len(data) > MAX_FILE:
+                raise InvalidOption(f"command {name!r}: {path} is over {MAX_FILE // 1024} KB; a "
+                                    "command is a prompt template, not a document")
+            return self._parse(name, source, project_root(self.root) / PROJECT_DIR / path.name,
+                               bounded_text(data))
         real = path.resolve()
         if not _inside(real, base) or real == base:
             raise InvalidOption(f"command {name!r}: {path} leads outside its commands folder "
@@ -137,7 +168,9 @@ class Commands:
         if real.stat().st_size > MAX_FILE:
             raise InvalidOption(f"command {name!r}: {path} is over {MAX_FILE // 1024} KB; a "
                                 "command is a prompt template, not a document")
-        text = read_bounded(real)
+        return self._parse(name, source, real, read_bounded(real))
+
+    def _parse(self, name: str, source: str, where: Path, text: str) -> Command:
         meta, body = front_matter(text)
         agent, model = meta.get("agent") or None, meta.get("model") or None
         if agent is not None and not AGENT.fullmatch(agent):
@@ -147,7 +180,7 @@ class Commands:
                                 "(e.g. openai/gpt-4o-mini)")
         description = " ".join((meta.get("description") or "").split())[:MAX_DESCRIPTION]
         return Command(name=name, template=body, description=description, agent=agent,
-                       model=model, where=str(real), source=source,
+                       model=model, where=str(where), source=source,
                        ignored=tuple(k for k in meta if k not in KEYS))
 
 

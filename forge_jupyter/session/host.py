@@ -35,6 +35,7 @@ class Host(Protocol):
     agents: AgentSet
     plugins: Any  # pluggy.PluginManager (tools/plugins.py)
     default_agent: str
+    root: str | None  # the file tools' root (None: the working directory)
     model: str | None
     permissions: list[Rule]
     system: str | None

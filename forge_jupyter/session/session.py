@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..errors import NotFound
+from ..imported import trusted_directory
 from ..model import Message, SessionInfo
 from . import runner
 from .approval import Answer
@@ -14,10 +16,19 @@ from .prompt import compact_async, prompt_async, run_sync
 from .shell import ShellResult, shell_async
 
 
+def _as_trusted(forge: Host, info: SessionInfo) -> SessionInfo:
+    """``info`` as this Forge runs it: a stored directory outside the Forge's root (else the
+    working directory) is no root for the file tools — a row may have been written by anyone
+    — so the Forge's root stands in for it (imported.trusted_directory)."""
+    root = forge.root or os.getcwd()
+    directory = trusted_directory(info.directory, root)
+    return info if directory == info.directory else info.model_copy(update={"directory": directory})
+
+
 class Session:
     def __init__(self, forge: Host, info: SessionInfo) -> None:
         self.forge = forge  # its owner: the Forge facade (session/host.py says what is used)
-        self._info = info
+        self._info = _as_trusted(forge, info)
 
     @property
     def id(self) -> str:
@@ -32,7 +43,7 @@ class Session:
         return self._info
 
     def refresh(self) -> SessionInfo:
-        self._info = self.forge.store.get_session(self.id)
+        self._info = _as_trusted(self.forge, self.forge.store.get_session(self.id))
         return self._info
 
     def __repr__(self) -> str:

@@ -15,7 +15,9 @@ folder when it calls ``skill(name=…, file=…)`` — so a hundred skills cost 
 a hundred documents. Skill files are untrusted input: a name must be ``[A-Za-z0-9_-]`` (so no
 ``..`` or ``/``), a skill folder or file must not lead outside its skills folder (links
 included), files are read up to ``MAX_FILE`` bytes and made valid Unicode, and descriptions
-are cut to ``MAX_DESCRIPTION`` characters.
+are cut to ``MAX_DESCRIPTION`` characters. A project's skills are project files
+(project_files.py): a link anywhere — ``.forge/skills`` itself, a skill's folder, a file — is
+refused, whether it leads inside or out.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
+from ..project_files import ProjectFileRefused, checked, project_root, read_project_file
 from ..scrub import valid_text
 from ..tools.base import Tool, ToolContext, ToolResult
 from ..tools.registry import ToolRegistry
@@ -38,6 +41,7 @@ MAX_DESCRIPTION = 1024
 MAX_LISTED_FILES = 50
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 TOOL = "skill"
+PROJECT_DIR = ".forge/skills"
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,28 @@ class Skill:
     description: str
     folder: Path  # resolved
     source: str  # project | user
+    project: Path | None = None  # a project's skill: its files are project files (below)
+
+    def read(self, rel: str) -> str:
+        """The file ``rel`` of the skill's folder: a project's reached as a project file
+        (project_files.py: no link anywhere, nothing outside), the person's own resolved and
+        kept inside the folder (links inside it allowed)."""
+        if self.project is None:
+            return read_bounded(self.folder / rel)
+        data = read_project_file(self.project, f"{self.folder.relative_to(self.project)}/{rel}",
+                                 MAX_FILE + 1)
+        if data is None:
+            raise FileNotFoundError(rel)
+        return bounded_text(data)
 
 
 def read_bounded(path: Path) -> str:
     with open(path, "rb") as fh:
-        data = fh.read(MAX_FILE + 1)
+        return bounded_text(fh.read(MAX_FILE + 1))
+
+
+def bounded_text(data: bytes) -> str:
+    """The first ``MAX_FILE`` bytes of a file read as ``MAX_FILE + 1`` of them, as text."""
     text = valid_text(data[:MAX_FILE].decode("utf-8", "replace"))
     return text + ("\n… [cut: the file is over 256 KB]" if len(data) > MAX_FILE else "")
 
@@ -82,7 +103,8 @@ class Skills:
     """The skills found under a root's ``.forge/skills`` and ``~/.forge/skills``."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.folders = [("project", Path(root) / ".forge" / "skills"),
+        self.root = root
+        self.folders = [("project", Path(root) / PROJECT_DIR),
                         ("user", Path.home() / ".forge" / "skills")]
         self.found: dict[str, Skill] = {}
         self.problems: list[str] = []
@@ -92,6 +114,12 @@ class Skills:
         found: dict[str, Skill] = {}
         self.problems = []
         for source, base in self.folders:
+            try:
+                if source == "project" and checked(self.root, PROJECT_DIR, "dir") is None:
+                    continue
+            except ProjectFileRefused as exc:
+                self.problems.append(f"{exc} No project skill was loaded.")
+                continue
             if not base.is_dir():
                 continue
             real_base = base.resolve()
@@ -104,15 +132,26 @@ class Skills:
 
     def _load(self, entry: Path, base: Path, source: str) -> Skill | None:
         md = entry / "SKILL.md"
+        project = project_root(self.root) if source == "project" else None
         try:
-            folder = entry.resolve()
-            if not entry.is_dir() or not _inside(folder, base) or not md.is_file():
-                return None
-            if not _inside(md.resolve(), folder):
-                self.problems.append(f"skill {entry.name!r}: SKILL.md leads outside its folder")
-                return None
-            meta, _ = front_matter(read_bounded(md))
-        except OSError:
+            if project is not None:  # a project's skill: no link, at any depth (project_files)
+                if checked(project, f"{PROJECT_DIR}/{entry.name}", "dir") is None:
+                    return None
+                folder = project / PROJECT_DIR / entry.name
+                if checked(project, f"{PROJECT_DIR}/{entry.name}/SKILL.md") is None:
+                    return None
+            else:
+                folder = entry.resolve()
+                if not entry.is_dir() or not _inside(folder, base) or not md.is_file():
+                    return None
+                if not _inside(md.resolve(), folder):
+                    self.problems.append(f"skill {entry.name!r}: SKILL.md leads outside its folder")
+                    return None
+            meta, _ = front_matter(Skill(entry.name, "", folder, source, project).read("SKILL.md"))
+        except ProjectFileRefused as exc:
+            self.problems.append(f"skill {entry.name[:64]!r}: {exc}")
+            return None
+        except (OSError, ValueError):
             return None
         name = meta.get("name") or entry.name
         if not NAME.fullmatch(name):
@@ -123,7 +162,7 @@ class Skills:
         if not description:
             self.problems.append(f"skill {name!r} has no description in its front matter")
             return None
-        return Skill(name, " ".join(description.split()), folder, source)
+        return Skill(name, " ".join(description.split()), folder, source, project)
 
     def sync(self, registry: ToolRegistry) -> None:
         """Offer the ``skill`` tool listing what is on disk now (none: no tool)."""
@@ -168,10 +207,11 @@ class Skills:
             raise ToolError(f"no skill named {name!r}; available: {', '.join(self.found) or 'none'}")
         if file:
             return ToolResult(self._file(skill, file), title=f"skill {name}: {file}"[:120])
-        _, body = front_matter(read_bounded(skill.folder / "SKILL.md"))
+        _, body = front_matter(skill.read("SKILL.md"))
         walked = itertools.islice(skill.folder.rglob("*"), 10 * MAX_LISTED_FILES)
         files = sorted(str(p.relative_to(skill.folder)) for p in walked
-                       if p.is_file() and p.name != "SKILL.md")
+                       if p.is_file() and p.name != "SKILL.md"
+                       and not (skill.project is not None and p.is_symlink()))
         text = f"# Skill: {name}\n\n{body}"
         if files:
             shown = "\n".join(f"- {f}" for f in files[:MAX_LISTED_FILES])
@@ -188,7 +228,12 @@ class Skills:
                             "named relative to its folder and never lead outside it")
         if not target.is_file():
             raise ToolError(f"skill {skill.name!r} has no file {file!r}")
-        return read_bounded(target)
+        try:
+            return skill.read(rel)
+        except ProjectFileRefused as exc:
+            raise ToolError(f"{file!r} of skill {skill.name!r} was not read: {exc}") from None
+        except FileNotFoundError:
+            raise ToolError(f"skill {skill.name!r} has no file {file!r}") from None
 
     def names(self) -> list[str]:
         return sorted(self.found)

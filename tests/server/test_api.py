@@ -163,6 +163,17 @@ async def test_another_tenants_deleted_and_unknown_sessions_are_all_just_not_fou
     assert history.ids["secret"] not in str(answers) and "bob" not in str(answers)
 
 
+async def test_an_id_outside_the_grammar_is_not_found_wherever_it_is_sent(jp_fetch, history):
+    """The REST API checks ids with the validator every entry uses (ids.is_id)."""
+    answers = []
+    for sid in ("../../precious", "ses_a/b", "/tmp/x", "ses_a\\b", "ses_x.y", "..",
+                "ses_" + "a" * 41, "msg_" + history.ids["secret"][4:]):
+        answers.append(await refused(jp_fetch, 404, "costs", params={"session": sid}))
+    for sid in ("ses_x.y", "ses_a%5Cb", "ses_" + "a" * 41, "ses_%2E%2E"):
+        answers.append(await refused(jp_fetch, 404, *SESSIONS, sid))
+    assert {a["message"] for a in answers} == {answers[0]["message"]}
+
+
 def _b64(text: str) -> str:
     return base64.urlsafe_b64encode(text.encode()).decode()
 

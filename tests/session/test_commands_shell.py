@@ -95,7 +95,7 @@ def test_hostile_command_files(setup, server, tmp_path):
     (project / "agent.md").write_text("---\nagent: ../build\n---\nx\n")
     forge = make()
     s = forge.session("s")
-    for name, why in [("leak", "leads outside its commands folder"), ("big", "is over 256 KB"),
+    for name, why in [("leak", "is a symbolic link"), ("big", "is over 256 KB"),
                       ("fifo", "not a regular file"), ("evil", "is not a model string"),
                       ("agent", "'../build' is not an agent name")]:
         with pytest.raises(InvalidOption, match=why):
