@@ -21,7 +21,7 @@ from .bus import Bus, SessionStatus
 from .errors import InvalidOption, NotFound, positive_int, positive_number
 from .forge_data import HistoryAsData
 from .ids import check_id, id_path, looks_like_id
-from .imported import trusted_directory
+from .imported import new_session_directory
 from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path, project_of
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT, ServedModels
@@ -42,7 +42,7 @@ from .tools.profiles import check_profile
 from .tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 
 def open_store(db: str | os.PathLike[str] | Store | None, *, tenant: str = "default") -> Store:
@@ -218,12 +218,7 @@ class Forge(HistoryAsData):
             except NotFound:
                 if name_or_id.startswith("ses_"):
                     raise
-        root = self.root or os.getcwd()
-        directory = fields.pop("directory", None) or root
-        if trusted_directory(str(directory), root) != str(directory):
-            raise InvalidOption(f"directory {str(directory)[:200]!r} is outside this Forge's root "
-                                f"{root}: a session's file tools stay inside the root. Make a Forge "
-                                "with root= that folder (or one holding it) to work there.")
+        directory = new_session_directory(fields.pop("directory", None), self.root or os.getcwd())
         info = SessionInfo(name=name_or_id, model=fields.pop("model", None),
                            agent=fields.pop("agent", self.default_agent),
                            directory=str(directory), **fields)
@@ -279,16 +274,6 @@ class Forge(HistoryAsData):
             self.flags = self.flags | {MEMORY_FLAG} if enabled else self.flags - {MEMORY_FLAG}
             self._memory_sig = sig
         return self.memory
-
-    def memory_search(self, query: str, k: int = 5) -> pd.DataFrame:
-        """The ``k`` best snippets of long-term memory for ``query``: file, start_line,
-        end_line, score, snippet (``.attrs["note"]`` says why, when it was keyword-only)."""
-        from .memory.frame import hits_frame
-
-        if self.memory is None:
-            raise InvalidOption("Long-term memory is off (Forge.memory_long_term = False / "
-                                "FORGE_MEMORY_LONG_TERM=false); turn it on to search it.")
-        return hits_frame(self.memory.search(query, k))
 
     # -- approvals -------------------------------------------------------------------------
 

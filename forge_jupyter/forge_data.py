@@ -13,11 +13,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .errors import InvalidOption
 from .imported import Importer
 from .session.session import Session
 from .store.base import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class HistoryAsData:
@@ -188,3 +192,13 @@ class HistoryAsData:
     def cleanup_at_startup(self) -> list[str]:
         """What ``__init__`` runs last: ``cleanup()`` when ``max_age`` is set, else nothing."""
         return self.cleanup(trigger="startup") if self.max_age is not None else []
+
+    def memory_search(self, query: str, k: int = 5) -> pd.DataFrame:
+        """The ``k`` best snippets of long-term memory for ``query``: file, start_line,
+        end_line, score, snippet (``.attrs["note"]`` says why, when it was keyword-only)."""
+        from .memory.frame import hits_frame
+
+        if self.memory is None:
+            raise InvalidOption("Long-term memory is off (Forge.memory_long_term = False / "
+                                "FORGE_MEMORY_LONG_TERM=false); turn it on to search it.")
+        return hits_frame(self.memory.search(query, k))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .errors import InvalidOption
 from .ids import check_id
 from .model import Event, Message, Part, SessionInfo, SubtaskPart
 
@@ -93,3 +94,14 @@ def trusted_directory(directory: str | None, root: str) -> str:
         if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
             return directory
     return root
+
+
+def new_session_directory(directory: str | os.PathLike[str] | None, root: str) -> str:
+    """The directory of a session created now: ``root`` unless one inside it is asked for; one
+    outside it is refused (a session's file tools stay inside the Forge's root)."""
+    chosen = str(directory or root)
+    if trusted_directory(chosen, root) != chosen:
+        raise InvalidOption(f"directory {chosen[:200]!r} is outside this Forge's root {root}: a "
+                            "session's file tools stay inside the root. Make a Forge with root= "
+                            "that folder (or one holding it) to work there.")
+    return chosen
