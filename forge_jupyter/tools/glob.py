@@ -5,6 +5,8 @@ from __future__ import annotations
 import heapq
 import re
 
+import regex
+
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .paths import (
@@ -15,6 +17,7 @@ from .paths import (
     session_root,
     walk_files,
 )
+from .pattern import compile_pattern, full_match, stopped
 from .truncate import MAX_ENTRIES, and_more
 
 DESCRIPTION = f"""Find files under the session's root by path pattern, newest first: `*` \
@@ -84,11 +87,14 @@ class GlobPattern:
         self.pattern = pattern
         stripped = pattern[2:] if pattern.startswith("./") else pattern
         self.anchored = "/" in stripped.rstrip("/")
-        self._rx = re.compile(_translate(stripped.strip("/")) + r"\Z", re.DOTALL)
+        # the regex engine, with a deadline per path (pattern.py): `*?*?*?…` cannot backtrack
+        # for long
+        self._rx = compile_pattern(_translate(stripped.strip("/")) + r"\Z", regex.DOTALL)
 
     def match(self, rel: str) -> bool:
         """Whether the relative posix path ``rel`` matches."""
-        return bool(self._rx.match(rel if self.anchored else rel.rsplit("/", 1)[-1]))
+        return full_match(self._rx, rel if self.anchored else rel.rsplit("/", 1)[-1],
+                          shown=self.pattern, where=f"the path {rel!r}")
 
 
 def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult:
@@ -104,6 +110,8 @@ def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult
     matcher = GlobPattern(pattern)
     found: list[tuple[float, str]] = []
     for file in walk_files(base, root):
+        if ctx.stop.is_set():
+            raise stopped("glob")
         if matcher.match(file.relative_to(base).as_posix()):
             try:
                 mtime = file.stat().st_mtime

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+from typing import Any
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
@@ -18,6 +18,7 @@ from .paths import (
     session_root,
     walk_files,
 )
+from .pattern import compile_pattern, search, stopped
 from .truncate import MAX_ENTRIES, MAX_LINE_CHARS, and_more, cut_line, plural
 
 DESCRIPTION = f"""Search file contents under the session's root for a regular expression, line \
@@ -38,11 +39,7 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
     include: Glob of the files to search, e.g. `*.py` (without `/`: names at any depth).
     """
     root = session_root(ctx, "grep")
-    try:
-        rx = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"{pattern!r} is not a valid regular expression: {exc}. "
-                        "Escape special characters (e.g. `\\(`) to match them literally.") from exc
+    rx = compile_pattern(pattern)  # matched with a deadline, the GIL given up (pattern.py)
     base = resolve_inside(root, path, must_exist=True)
     matcher = GlobPattern(include) if include else None
     if base.is_file():
@@ -50,13 +47,17 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
             raise ToolError(f"{display_path(root, base)} is a binary file; grep searches text only.")
         files: list[Path] = [base]
     else:
-        files = [f for f in walk_files(base, root)
-                 if matcher is None or matcher.match(f.relative_to(base).as_posix())]
+        files = []
+        for f in walk_files(base, root):
+            if ctx.stop.is_set():
+                raise stopped("grep")
+            if matcher is None or matcher.match(f.relative_to(base).as_posix()):
+                files.append(f)
     hits: list[str] = []
     count = 0
     in_files = 0
     for file in files:
-        found = _search(file, rx, display_path(root, file), hits)
+        found = _search(file, rx, display_path(root, file), hits, ctx)
         count += found
         in_files += bool(found)
     if not count:
@@ -70,7 +71,7 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
                       metadata={"matches": count, "files": in_files, "truncated": count > len(hits)})
 
 
-def _search(file: Path, rx: re.Pattern[str], shown: str, hits: list[str]) -> int:
+def _search(file: Path, rx: Any, shown: str, hits: list[str], ctx: ToolContext) -> int:
     """Matches of ``rx`` in ``file``; the first ones (up to MAX_ENTRIES in all) go to ``hits``."""
     try:
         if is_binary_file(file):
@@ -78,8 +79,10 @@ def _search(file: Path, rx: re.Pattern[str], shown: str, hits: list[str]) -> int
         found = 0
         with open(file, "rb") as f:
             for number, (body, size) in enumerate(iter_lines(f, _SEARCH_CAP), start=1):
+                if ctx.stop.is_set():
+                    raise stopped("grep")
                 text = body.decode("utf-8", "replace").removesuffix("\r")
-                if rx.search(text):
+                if search(rx, text, shown=rx.pattern, where=f"line {number} of {shown}"):
                     found += 1
                     if len(hits) < MAX_ENTRIES:
                         text = cut_line(text, size if size > len(body) else None)
