@@ -118,9 +118,14 @@ class _Pool:
             returned.append(True)
             self.alive -= 1
             self.abandoned.pop(ident, None)
+        self._wake_all()
+
+    def _wake_all(self) -> None:
+        """Every waiting caller checks again: a slot was freed, or the calls are refused now."""
+        with self.lock:
             waiters = list(self.waiters)
             self.waiters.clear()
-        for loop, granted in waiters:  # each checks again; the loser waits once more
+        for loop, granted in waiters:  # the losers wait once more
             with contextlib.suppress(RuntimeError):  # its loop closed: nobody waits there
                 loop.call_soon_threadsafe(lambda g=granted: g.done() or g.set_result(None))
 
@@ -130,6 +135,8 @@ class _Pool:
         stop = stop or Stop()
         loop = asyncio.get_running_loop()
         done: asyncio.Future[T] = loop.create_future()
+        # an abandoned thread's late failure is nobody's to raise: retrieved, never logged
+        done.add_done_callback(lambda f: f.cancelled() or f.exception())
         context = contextvars.copy_context()  # like asyncio.to_thread: the caller's context
         returned: list[bool] = []  # non-empty once the thread gave its slot back
 
@@ -158,14 +165,18 @@ class _Pool:
             return await asyncio.shield(done)
         except asyncio.CancelledError:
             stop.set()
-            with contextlib.suppress(BaseException):
+            deadline = loop.time() + grace
+            with contextlib.suppress(BaseException):  # its outcome: nobody's to raise now
                 await asyncio.wait_for(asyncio.shield(done), grace)
+            with contextlib.suppress(BaseException):
+                while thread.is_alive() and loop.time() < deadline:  # its last lines
+                    await asyncio.sleep(0.005)
             with self.lock:
                 if not returned and thread.ident is not None:
                     self.abandoned[thread.ident] = name
                     stop.abandoned = True
-            if done.done() and not done.cancelled():
-                done.exception()  # retrieved: a late failure is not "never retrieved"
+            if stop.abandoned:
+                self._wake_all()  # waiting callers may be refused now
             raise
 
     def stuck(self) -> int:
