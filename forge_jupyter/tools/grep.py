@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
@@ -18,7 +17,7 @@ from .paths import (
     session_root,
     walk_files,
 )
-from .pattern import compile_pattern, search, stopped
+from .pattern import LinePattern, stopped
 from .truncate import MAX_ENTRIES, MAX_LINE_CHARS, and_more, cut_line, plural
 
 DESCRIPTION = f"""Search file contents under the session's root for a regular expression, line \
@@ -39,7 +38,7 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
     include: Glob of the files to search, e.g. `*.py` (without `/`: names at any depth).
     """
     root = session_root(ctx, "grep")
-    rx = compile_pattern(pattern)  # matched with a deadline, the GIL given up (pattern.py)
+    rx = LinePattern(pattern)  # matched with a deadline, the GIL given up (pattern.py)
     base = resolve_inside(root, path, must_exist=True)
     matcher = GlobPattern(include) if include else None
     if base.is_file():
@@ -71,25 +70,49 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
                       metadata={"matches": count, "files": in_files, "truncated": count > len(hits)})
 
 
-def _search(file: Path, rx: Any, shown: str, hits: list[str], ctx: ToolContext) -> int:
+BLOCK_CHARS = 1 << 18  # characters of lines searched at once (pattern.LinePattern)
+
+
+def _search(file: Path, rx: LinePattern, shown: str, hits: list[str], ctx: ToolContext) -> int:
     """Matches of ``rx`` in ``file``; the first ones (up to MAX_ENTRIES in all) go to ``hits``."""
     try:
         if is_binary_file(file):
             return 0
         found = 0
         with open(file, "rb") as f:
+            block: list[tuple[int, str, int, int]] = []  # (line number, text, bytes kept, size)
+            chars = 0
             for number, (body, size) in enumerate(iter_lines(f, _SEARCH_CAP), start=1):
-                if ctx.stop.is_set():
-                    raise stopped("grep")
                 text = body.decode("utf-8", "replace").removesuffix("\r")
-                if search(rx, text, shown=rx.pattern, where=f"line {number} of {shown}"):
-                    found += 1
-                    if len(hits) < MAX_ENTRIES:
-                        text = cut_line(text, size if size > len(body) else None)
-                        hits.append(f"{shown}:{number}: {text}")
+                block.append((number, text, len(body), size))
+                chars += len(text) + 1
+                if chars >= BLOCK_CHARS:
+                    found += _search_block(block, rx, shown, hits, ctx)
+                    block, chars = [], 0
+            if block:
+                found += _search_block(block, rx, shown, hits, ctx)
         return found
     except OSError:  # unreadable, or gone since the walk: not a match
         return 0
+
+
+def _search_block(block: list[tuple[int, str, int, int]], rx: LinePattern, shown: str,
+                  hits: list[str], ctx: ToolContext) -> int:
+    if ctx.stop.is_set():
+        raise stopped("grep")
+
+    def where(i: int) -> str:
+        return f"line {block[i][0]} of {shown}"
+
+    found = 0
+    for i in rx.matching([text for _, text, _, _ in block], where, ctx.stop.is_set):
+        found += 1
+        if len(hits) < MAX_ENTRIES:
+            number, text, kept, size = block[i]
+            hits.append(f"{shown}:{number}: {cut_line(text, size if size > kept else None)}")
+    if ctx.stop.is_set():
+        raise stopped("grep")
+    return found
 
 
 def grep_tool() -> Tool:

@@ -95,13 +95,15 @@ def test_a_catastrophic_grep_pattern_ends_within_its_budget_and_leaves_the_gil_f
         make_forge, server, tmp_path, pattern, line):
     (tmp_path / "notes.txt").write_text("first line\n" + line + "\n" * 3 + line + "\n")
     server.add(Turn([tool_call("grep", {"pattern": pattern})]), Turn.text("done"))
-    forge = make_forge(builtin_tools=True, root=tmp_path, tool_timeout=30)
+    forge = make_forge(builtin_tools=True, root=tmp_path, tool_timeout=120)
     started = time.monotonic()
     with GapMeter() as gil:
         forge.session("s").prompt("search")
     took = time.monotonic() - started
     [call] = forge.session("s").messages()[1].tool_parts
-    assert took < 6, took
+    # the engine's budget (a second of its work; more wall time on a loaded machine) ended it,
+    # not the call's timeout: `re` would still be backtracking after 2**64 steps
+    assert took < 60, took
     assert gil.longest < 0.5, f"another thread waited {gil.longest:.2f} s for the GIL"
     if call.state == "error":  # the engine gave up at the budget: the model reads why
         assert "took more than 1 s on line 2 of notes.txt" in call.error
@@ -124,11 +126,11 @@ def test_a_catastrophic_glob_ends_within_its_budget(make_forge, server, tmp_path
     server.add(Turn([tool_call("glob", {"pattern": pattern}),
                      tool_call("grep", {"pattern": "hello", "include": pattern})]),
                Turn.text("done"))
-    forge = make_forge(builtin_tools=True, root=tmp_path, tool_timeout=30)
+    forge = make_forge(builtin_tools=True, root=tmp_path, tool_timeout=120)
     started = time.monotonic()
     with GapMeter() as gil:
         forge.session("s").prompt("find")
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 60
     assert gil.longest < 0.5, f"another thread waited {gil.longest:.2f} s for the GIL"
     for call in forge.session("s").messages()[1].tool_parts:
         if call.state == "error":
