@@ -7,7 +7,9 @@ nothing can be written whatever the text says (store/sandbox.py, ``locked_connec
 DuckDB instance of its own, holding the namespace's DataFrames (pandas, polars, Arrow) under
 their variable names, that may read exactly the files the query names and nothing else. On
 Linux it runs in a thread that Landlock forbids to write any file (tools/nowrite.py), so even
-the files it reads cannot be overwritten.
+the files it reads cannot be overwritten. The instance is sized for a kernel — 1 GiB of memory
+(a quarter of RAM where that is less), two threads, nothing spilled to disk — and the call's
+timeout or Stop interrupts the query where it runs, so no work outlives the call.
 
 File paths are the string literals the query gives a reader (``read_csv('data/x.csv')``,
 ``read_parquet(['a.parquet', 'b.parquet'])``, ``FROM 'x.csv'``): each is resolved against the
