@@ -67,7 +67,9 @@ def litellm_warm(tmp_path_factory):
 
 
 def _tool_threads(name: str) -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == f"forge-tool-{name}" and t.is_alive()]
+    """forge's threads still running for tool ``name`` (forge-tool-sql; before: forge-sql)."""
+    return [t for t in threading.enumerate()
+            if t.name.startswith("forge-") and t.name.endswith(name) and t.is_alive()]
 
 
 def _cpu_while_idle(seconds: float = 0.6) -> float:
