@@ -361,3 +361,27 @@ def test_a_script_prompt_returns_though_its_tool_thread_is_stuck(make_forge, ser
         deadline = time.monotonic() + 5
         while stuck_tool_threads() and time.monotonic() < deadline:
             time.sleep(0.02)
+
+
+# Patterns whose matches depend on line ends or could run across lines: grep searches a block
+# of lines at once, and still a line matches exactly when it matches on its own.
+LINE_EXACT = [r"a\s+b", r"b\nc", r"[^x]+$", r"(?s)a.b", r"^$", r"\bab", r"ab\b", r"(?<=a)b",
+              r"a(?=\s)", r"\Aa", r"a\Z", r"(?-m:^a)", r"(a)\1", r"c\s*\n?\s*a", r"^\s*#"]
+
+
+def test_grep_matches_each_line_as_if_it_were_alone(tmp_path):
+    import re
+
+    from forge_jupyter.tools.base import ToolContext
+    from forge_jupyter.tools.grep import grep
+
+    lines = ["", "a", "ab", "a b", "a", "b", "cab", "aa", "# note", "  # indented", "x", "c",
+             "a\t", "bab", "ca"] * 7
+    (tmp_path / "f.txt").write_text("\n".join(lines) + "\n")
+    ctx = ToolContext(session_id="s", message_id="m", call_id="c", part_id="p",
+                      root=str(tmp_path))
+    for pattern in LINE_EXACT:
+        out = grep(pattern, ctx=ctx).output
+        got = [int(h.split(":")[1]) for h in out.splitlines()[1:] if h.startswith("f.txt:")]
+        want = [n for n, line in enumerate(lines, start=1) if re.search(pattern, line)]
+        assert got == want, pattern
