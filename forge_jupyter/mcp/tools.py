@@ -14,7 +14,7 @@ before each call and ``plan`` leaves it out, like a builtin that writes. Rules s
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import posixpath
 import re
@@ -25,6 +25,7 @@ from ..model import FilePart
 from ..scrub import Scrubber, valid_text
 from ..tools.base import Tool, ToolContext, ToolResult
 from ..tools.permission import subject_of
+from ..tools.threads import run_in_tool_thread
 from .connection import ServerError
 from .content import convert
 
@@ -116,8 +117,9 @@ def adapt(manager: Any, server: str, listed: Any, name: str, timeout: float | No
         # The run's scrubber (it knows this turn's keys); a direct call: the environment's.
         scrub = getattr(ctx.run.writer if ctx.run else None, "scrubber", None) \
             or Scrubber.from_environment()
-        converted = await asyncio.to_thread(convert, result, folder=folder, stem=ctx.part_id,
-                                            scrub=scrub)
+        converted = await run_in_tool_thread(
+            functools.partial(convert, result, folder=folder, stem=ctx.part_id, scrub=scrub),
+            name=name, stop=ctx.stop)
         _record_files(ctx, converted)
         if result.is_error:
             raise ToolError(converted.text or f"{name} failed (the server gave no reason).")

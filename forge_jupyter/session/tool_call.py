@@ -19,6 +19,7 @@ from ..errors import ToolError
 from ..model import ToolPart
 from ..scrub import StreamScrubber
 from ..tools.base import Tool, ToolContext
+from ..tools.threads import MAX_ABANDONED
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
 
@@ -128,7 +129,13 @@ async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
                 if rest := scrubbed.flush():
                     ctx.bus.publish(ToolOutput(ctx.session.id, part.id, stream, rest))
     except TimeoutError:
-        _fail(ctx, part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
+        if tctx.stop.abandoned:  # its thread did not end: say so, and what that costs
+            _fail(ctx, part, f"{part.tool} did not finish within {timeout:g} s; its thread did "
+                             "not stop and was left running (at "
+                             f"{MAX_ABANDONED} such threads, tool calls are refused until the "
+                             "one returns or the kernel restarts). Do not call it again the same way.")
+        else:
+            _fail(ctx, part, f"{part.tool} did not finish within {timeout:g} s and was stopped.")
         return
     except asyncio.CancelledError:
         raise

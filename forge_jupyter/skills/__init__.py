@@ -195,9 +195,10 @@ class Skills:
         }
 
         async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-            import asyncio
+            from ..tools.threads import run_in_tool_thread
 
-            return await asyncio.to_thread(self.load, args["name"], args.get("file"))
+            return await run_in_tool_thread(self.load, args["name"], args.get("file"),
+                                            name=TOOL, stop=ctx.stop)
 
         return Tool(name=TOOL, description=description, parameters=parameters, execute=execute)
 

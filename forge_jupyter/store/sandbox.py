@@ -53,18 +53,26 @@ ADVICE = "Write through forge's API (export, import, delete_session, cleanup) in
 KEPT = 4  # tenant copies kept per process (one per store file and tenant in use)
 
 
-def locked_connection(allowed_paths: Iterable[str] = (), *, temp_directory: str = ""
+def locked_connection(allowed_paths: Iterable[str] = (), *, temp_directory: str = "",
+                      memory_limit: int | None = None, threads: int | None = None
                       ) -> duckdb.DuckDBPyConnection:
     """A new DuckDB instance that reads only ``allowed_paths`` and can write nowhere.
 
     ``temp_directory`` is where DuckDB may spill a large sort or join ("" : nowhere); DuckDB
     writes only its own temporary files there. The order of the settings matters: DuckDB
     refuses to change the paths once external access is off, and anything once locked.
+    ``memory_limit`` (bytes) and ``threads`` bound the instance (default: DuckDB's, most of
+    the machine); locked with the rest, a query cannot raise them.
     """
     import duckdb
 
-    con = duckdb.connect(":memory:", config={
-        "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    config: dict[str, Any] = {
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    if memory_limit is not None:
+        config["memory_limit"] = f"{max(memory_limit // 2**20, 16)}MiB"
+    if threads is not None:
+        config["threads"] = max(threads, 1)
+    con = duckdb.connect(":memory:", config=config)
     try:
         paths = ", ".join(_literal(p) for p in allowed_paths)
         con.execute(f"SET allowed_paths = [{paths}]")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,6 +20,7 @@ from .permission import (
     subject_of,
 )
 from .schema import function_schema
+from .threads import Stop, run_in_tool_thread
 
 
 @dataclass
@@ -73,6 +74,9 @@ class ToolContext:
     emit_output: Callable[[str, str], None] | None = None  # (stream, text) it printed
     emit_display: Callable[[dict[str, str]], None] | None = None  # a MIME bundle (a plot) to show
     display_available: bool = False  # a notebook front end shows what emit_display sends
+    # Set when the call ends early (its timeout, Stop): a tool thread polls it or registers
+    # how to interrupt its work (tools/threads.py)
+    stop: Stop = field(default_factory=Stop)
 
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
@@ -164,7 +168,8 @@ def tool_from_function(
 ) -> Tool:
     """A Tool from a plain (sync or async) function: signature and docstring become the schema.
 
-    A sync function runs in a worker thread so it never blocks the kernel's event loop.
+    A sync function runs in a tool thread (tools/threads.py) so it never blocks the kernel's
+    event loop, and a call that never returns is abandoned, not waited for.
     A parameter named ``ctx`` receives the ToolContext and is not shown to the model.
     ``argument="code"`` says the tool runs what it is given: its rules are whole-tool or exact.
     """
@@ -178,7 +183,8 @@ def tool_from_function(
             kwargs["ctx"] = ctx
         if is_async:
             return await fn(**kwargs)
-        return await asyncio.to_thread(fn, **kwargs)
+        return await run_in_tool_thread(functools.partial(fn, **kwargs), name=fn.__name__,
+                                        stop=ctx.stop)
 
     return Tool(
         name=name or fn.__name__,

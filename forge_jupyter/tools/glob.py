@@ -5,9 +5,12 @@ from __future__ import annotations
 import heapq
 import re
 
+import regex
+
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .paths import SKIP_DIRS, locate, path_subject, session_root
+from .pattern import compile_pattern, full_match, stopped
 from .reach import check, fence_of, walk
 from .truncate import MAX_ENTRIES, and_more
 
@@ -78,11 +81,14 @@ class GlobPattern:
         self.pattern = pattern
         stripped = pattern[2:] if pattern.startswith("./") else pattern
         self.anchored = "/" in stripped.rstrip("/")
-        self._rx = re.compile(_translate(stripped.strip("/")) + r"\Z", re.DOTALL)
+        # the regex engine, with a deadline per path (pattern.py): `*?*?*?…` cannot backtrack
+        # for long
+        self._rx = compile_pattern(_translate(stripped.strip("/")) + r"\Z", regex.DOTALL)
 
     def match(self, rel: str) -> bool:
         """Whether the relative posix path ``rel`` matches."""
-        return bool(self._rx.match(rel if self.anchored else rel.rsplit("/", 1)[-1]))
+        return full_match(self._rx, rel if self.anchored else rel.rsplit("/", 1)[-1],
+                          shown=self.pattern, where=f"the path {rel!r}")
 
 
 def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult:
@@ -100,6 +106,8 @@ def glob_files(pattern: str, path: str = ".", *, ctx: ToolContext) -> ToolResult
     matcher = GlobPattern(pattern)
     found: list[tuple[float, str]] = []
     for file in walk(base, fence):  # regular files the model may read, links to them
+        if ctx.stop.is_set():
+            raise stopped("glob")
         if matcher.match(file.rel):
             found.append((file.mtime(), file.shown))
     newest = heapq.nsmallest(MAX_ENTRIES, found, key=lambda m: (-m[0], m[1]))

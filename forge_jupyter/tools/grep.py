@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import BinaryIO
 
 from ..errors import ToolError
@@ -17,6 +16,7 @@ from .paths import (
     path_subject,
     session_root,
 )
+from .pattern import LinePattern, stopped
 from .reach import Fence, Found, check, fence_of, open_readable, walk
 from .truncate import MAX_ENTRIES, MAX_LINE_CHARS, and_more, cut_line, plural
 
@@ -38,11 +38,7 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
     include: Glob of the files to search, e.g. `*.py` (without `/`: names at any depth).
     """
     root = session_root(ctx, "grep")
-    try:
-        rx = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"{pattern!r} is not a valid regular expression: {exc}. "
-                        "Escape special characters (e.g. `\\(`) to match them literally.") from exc
+    rx = LinePattern(pattern)  # matched with a deadline, the GIL given up (pattern.py)
     fence = fence_of(ctx)
     base = locate(root, path, must_exist=True)
     matcher = GlobPattern(include) if include else None
@@ -54,14 +50,16 @@ def grep(pattern: str, path: str = ".", include: str | None = None, *,
         with open_readable(fence, base) as f:
             if _is_binary(f):
                 raise ToolError(f"{base.shown} is a binary file; grep searches text only.")
-            count = _search(f, rx, base.shown, hits)
+            count = _search(f, rx, base.shown, hits, ctx)
         in_files = bool(count)
     else:
         check(fence, base)
         # each file opened where the walk is (its folder's descriptor), nothing listed first
         for file in walk(base, fence):  # regular files the model may read, links to them
+            if ctx.stop.is_set():
+                raise stopped("grep")
             if matcher is None or matcher.match(file.rel):
-                found = _search_found(file, fence, rx, hits)
+                found = _search_found(file, fence, rx, hits, ctx)
                 count += found
                 in_files += bool(found)
     if not count:
@@ -81,24 +79,51 @@ def _is_binary(f: BinaryIO) -> bool:
     return binary
 
 
-def _search_found(file: Found, fence: Fence, rx: re.Pattern[str], hits: list[str]) -> int:
+def _search_found(file: Found, fence: Fence, rx: LinePattern, hits: list[str],
+                  ctx: ToolContext) -> int:
     try:
         with file.open(fence) as f:
-            return 0 if _is_binary(f) else _search(f, rx, file.shown, hits)
+            return 0 if _is_binary(f) else _search(f, rx, file.shown, hits, ctx)
     except (OSError, ToolError):  # unreadable, or changed since the walk judged it: no match
         return 0
 
 
-def _search(f: BinaryIO, rx: re.Pattern[str], shown: str, hits: list[str]) -> int:
+BLOCK_CHARS = 1 << 18  # characters of lines searched at once (pattern.LinePattern)
+
+
+def _search(f: BinaryIO, rx: LinePattern, shown: str, hits: list[str], ctx: ToolContext) -> int:
     """Matches of ``rx`` in ``f``; the first ones (up to MAX_ENTRIES in all) go to ``hits``."""
     found = 0
+    block: list[tuple[int, str, int, int]] = []  # (line number, text, bytes kept, size)
+    chars = 0
     for number, (body, size) in enumerate(iter_lines(f, _SEARCH_CAP), start=1):
         text = body.decode("utf-8", "replace").removesuffix("\r")
-        if rx.search(text):
-            found += 1
-            if len(hits) < MAX_ENTRIES:
-                text = cut_line(text, size if size > len(body) else None)
-                hits.append(f"{shown}:{number}: {text}")
+        block.append((number, text, len(body), size))
+        chars += len(text) + 1
+        if chars >= BLOCK_CHARS:
+            found += _search_block(block, rx, shown, hits, ctx)
+            block, chars = [], 0
+    if block:
+        found += _search_block(block, rx, shown, hits, ctx)
+    return found
+
+
+def _search_block(block: list[tuple[int, str, int, int]], rx: LinePattern, shown: str,
+                  hits: list[str], ctx: ToolContext) -> int:
+    if ctx.stop.is_set():
+        raise stopped("grep")
+
+    def where(i: int) -> str:
+        return f"line {block[i][0]} of {shown}"
+
+    found = 0
+    for i in rx.matching([text for _, text, _, _ in block], where, ctx.stop.is_set):
+        found += 1
+        if len(hits) < MAX_ENTRIES:
+            number, text, kept, size = block[i]
+            hits.append(f"{shown}:{number}: {cut_line(text, size if size > kept else None)}")
+    if ctx.stop.is_set():
+        raise stopped("grep")
     return found
 
 

@@ -7,13 +7,13 @@ prune replaced by a placeholder is read back by its part id.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from ..errors import NotFound, ToolError
 from ..session.view import load_view
 from .base import Tool, ToolContext, ToolResult
+from .threads import run_in_tool_thread
 
 PREVIEW = 300
 
@@ -79,9 +79,10 @@ async def run_history(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError("history needs a Forge store")
     if ctx.run is not None:  # what this run wrote so far is readable
         await ctx.run.flush()
-    text = await asyncio.to_thread(_read, ctx.forge.store, ctx.session_id, int(args.get("offset", 0)),
-                                   int(args.get("limit", 20)), args.get("message_id"),
-                                   args.get("part_id"))
+    text = await run_in_tool_thread(_read, ctx.forge.store, ctx.session_id,
+                                    int(args.get("offset", 0)), int(args.get("limit", 20)),
+                                    args.get("message_id"), args.get("part_id"),
+                                    name="history", stop=ctx.stop)
     return ToolResult(text, title="history")
 
 

@@ -15,15 +15,14 @@ Where Landlock is missing (another OS, an older kernel, a sandbox that blocks th
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import ctypes
 import os
 import platform
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from .threads import Stop, run_in_tool_thread
 
 T = TypeVar("T")
 
@@ -82,24 +81,13 @@ def forbid_writes() -> bool:
         os.close(ruleset)
 
 
-async def confined(fn: Callable[..., T], *args: Any) -> tuple[T, bool]:
-    """(``fn(*args)``, whether writes were forbidden), run in a new thread that cannot write
-    files where Landlock allows it."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[tuple[T, bool]] = loop.create_future()
+async def confined(fn: Callable[..., T], *args: Any, stop: Stop | None = None
+                   ) -> tuple[T, bool]:
+    """(``fn(*args)``, whether writes were forbidden), run in a new tool thread
+    (tools/threads.py) that cannot write files where Landlock allows it."""
 
-    def settle(setter: Callable[[Any], None], value: Any) -> None:
-        if not done.done():
-            setter(value)
+    def target() -> tuple[T, bool]:
+        forbidden = forbid_writes()
+        return fn(*args), forbidden
 
-    def target() -> None:
-        try:
-            forbidden = forbid_writes()
-            outcome: tuple[Callable[[Any], None], Any] = (done.set_result, (fn(*args), forbidden))
-        except BaseException as exc:  # handed to the awaiting task, raised there
-            outcome = (done.set_exception, exc)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
-            loop.call_soon_threadsafe(settle, *outcome)
-
-    threading.Thread(target=target, name="forge-sql", daemon=True).start()
-    return await done
+    return await run_in_tool_thread(target, name="sql", stop=stop)

@@ -12,7 +12,6 @@ running code.
 from __future__ import annotations
 
 import ast
-import asyncio
 import base64
 import ctypes
 import io
@@ -26,6 +25,7 @@ from typing import Any
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult
+from .threads import run_in_tool_thread
 from .truncate import BoundedOutput
 
 _cells = itertools.count(1)
@@ -159,27 +159,30 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             ctx.emit_output(stream, text)
 
     _install_router()
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future = loop.create_future()
     started = threading.Event()
     box: dict[str, Any] = {}
+    box_lock = threading.Lock()  # an interrupt lands in the code, never after it ended
 
     def target() -> None:
-        _run_in_thread(code, namespace, sink, started, box)
-        loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+        try:
+            _run_in_thread(code, namespace, sink, started, box)
+        finally:
+            with box_lock:
+                box["finished"] = True
+                # an interrupt set just as the code ended: cleared, so it cannot fire later
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()),
+                                                           None)
 
-    thread = threading.Thread(target=target, name="forge-python", daemon=True)
-    thread.start()
-    try:
-        await asyncio.shield(done)
-    except asyncio.CancelledError:
-        # Stop: interrupt the code where it runs, then give it a moment to unwind.
+    def interrupt() -> None:  # Stop or the timeout: KeyboardInterrupt where the code runs
         started.wait(1)
-        if "thread" in box and thread.is_alive():
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(box["thread"]),
-                                                       ctypes.py_object(KeyboardInterrupt))
-        await asyncio.to_thread(thread.join, 5)
-        raise
+        with box_lock:
+            if "thread" in box and not box.get("finished"):
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(box["thread"]),
+                                                           ctypes.py_object(KeyboardInterrupt))
+
+    ctx.stop.on_stop(interrupt)
+    # a tool thread (tools/threads.py): stopped, it is given 5 s to unwind before it is left
+    await run_in_tool_thread(target, name="python", stop=ctx.stop, grace=5.0)
 
     displays = []
     pngs = list(box.get("figures", []))

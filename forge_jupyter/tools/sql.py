@@ -7,7 +7,9 @@ nothing can be written whatever the text says (store/sandbox.py, ``locked_connec
 DuckDB instance of its own, holding the namespace's DataFrames (pandas, polars, Arrow) under
 their variable names, that may read exactly the files the query names and nothing else. On
 Linux it runs in a thread that Landlock forbids to write any file (tools/nowrite.py), so even
-the files it reads cannot be overwritten.
+the files it reads cannot be overwritten. The instance is sized for a kernel — 1 GiB of memory
+(a quarter of RAM where that is less), two threads, nothing spilled to disk — and the call's
+timeout or Stop interrupts the query where it runs, so no work outlives the call.
 
 File paths are the string literals the query gives a reader (``read_csv('data/x.csv')``,
 ``read_parquet(['a.parquet', 'b.parquet'])``, ``FROM 'x.csv'``): each is resolved against the
@@ -23,6 +25,7 @@ it can open nothing else, whatever the query builds.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,10 +36,13 @@ from .base import Tool, ToolContext, ToolResult
 from .nowrite import confined
 from .paths import locate
 from .reach import Fence, approve, check, fence_of, walk
+from .threads import Stop
 
 MAX_ROWS = 100
 ADVICE = "The sql tool never writes data or files; use the write or python tools for that."
 WILDCARDS = ("*", "?", "[")
+MEMORY_LIMIT = 1 << 30  # bytes at most (less on a small machine: _memory_limit)
+THREADS = 2  # DuckDB's worker threads per query: a kernel shares the machine
 
 
 def _frames(namespace: dict[str, Any]) -> dict[str, Any]:
@@ -204,7 +210,18 @@ def confine_paths(checked: Checked, root: str | None, frames: set[str], fence: F
 # ------------------------------------------------------------------------------ running
 
 
-def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence) -> str:
+def _memory_limit() -> int:
+    """Bytes the sql tool's DuckDB may hold: 1 GiB, or a quarter of the machine's memory where
+    that is less — the kernel, its DataFrames and the notebook server need the rest."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX system that says
+        return MEMORY_LIMIT
+    return min(MEMORY_LIMIT, physical // 4)
+
+
+def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence,
+         stop: Stop) -> str:
     import duckdb
 
     from ..store.sandbox import locked_connection
@@ -213,7 +230,10 @@ def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence) 
     # DuckDB may open exactly the files the shared check approved (allowed_paths), no other
     text, allowed = confine_paths(check_read_only(query), root, set(frames), fence)
     check_read_only(text)  # the rewritten statement is checked again, as it will run
-    con = locked_connection(allowed)
+    memory = _memory_limit()
+    con = locked_connection(allowed, memory_limit=memory, threads=THREADS)
+    # the call's timeout or Stop interrupts the query where it runs, then the thread ends
+    forget = stop.on_stop(con.interrupt)
     try:
         for name, frame in frames.items():
             con.register(name, frame)
@@ -221,14 +241,24 @@ def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence) 
         if rel is None:
             return "(no result)"
         [(total,)] = rel.aggregate("count(*)").fetchall()
+        if stop.is_set():  # stopped between the two queries: the interrupt found none
+            raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
         frame = rel.limit(MAX_ROWS).df()
     except duckdb.PermissionException as exc:
         raise ToolError(f"{exc}. The sql tool reads only the files named as 'quoted' paths "
                         "in the query (relative to the session's directory), and writes "
                         "nothing.") from None
+    except duckdb.OutOfMemoryException:
+        raise ToolError(f"The query needed more memory than the sql tool's limit "
+                        f"({memory / 2**30:.2g} GiB): filter or aggregate earlier, add a "
+                        "LIMIT, or work on the data in pandas with the python tool.") from None
+    except duckdb.InterruptException:
+        raise ToolError("The query was stopped (its timeout or Stop) before it finished.") \
+            from None
     except duckdb.Error as exc:
         raise ToolError(f"{type(exc).__name__}: {exc}") from None
     finally:
+        forget()
         con.close()
     import pandas as pd
 
@@ -245,7 +275,8 @@ async def run_sql(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     namespace = ctx.forge.namespace if ctx.forge is not None else {}
     query = args["query"]
     # in a thread of its own that the OS forbids to write files, where Linux allows it
-    text, os_confined = await confined(_run, query, namespace, ctx.root, fence_of(ctx))
+    text, os_confined = await confined(_run, query, namespace, ctx.root, fence_of(ctx), ctx.stop,
+                                       stop=ctx.stop)
     lines = query.strip().splitlines()
     return ToolResult(text, title=lines[0][:80] if lines else "sql",
                       metadata={"writes_forbidden_by_os": os_confined})
