@@ -35,6 +35,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 PROCS = 4
@@ -182,7 +184,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--prompter", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--reader", help=argparse.SUPPRESS)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.prompts, args.rounds = 2, 1
     if args.prompter:
         db, api_base, name, n = args.prompter
         return prompter(db, api_base, name, int(n))
