@@ -15,7 +15,8 @@ Three paths the new bounds touch, each measured for two source trees side by sid
 Each measurement runs in a process of its own with ``PYTHONPATH`` set to its tree (the child
 checks that it imported that tree), trees interleaved A B A B so drift on a shared machine
 touches both alike; medians and ratios (current / against) are printed. Not part of the tests'
-pass/fail; ``--small`` (fewer chunks, files and rounds) is what tests/test_benchmarks.py runs.
+pass/fail; ``--small`` (fewer chunks, files and rounds, one process per tree) is what
+tests/test_benchmarks.py runs.
 """
 
 from __future__ import annotations
@@ -89,20 +90,21 @@ def _tool_calls(work: Path, tool: str, args: dict, expect: str, calls: int) -> l
         forge.close()
 
 
-def child(path: str, work: Path, tree: Path, small: bool) -> None:
+def child(paths: list[str], work: Path, tree: Path, small: bool) -> None:
     import forge_jupyter
 
     imported = Path(forge_jupyter.__file__).resolve()
     assert imported.is_relative_to(tree.resolve()), f"imported {imported}, not the tree {tree}"
-    if path == "delta path":
-        times = _delta_path(work, 200 if small else 2_000, 1 if small else 3)
-    elif path == "file tool call":
-        times = _tool_calls(work / "files", "read", {"path": "small.txt"}, "line 39",
-                           20 if small else 300)
-    else:
-        times = _tool_calls(work / "tree", "grep", {"pattern": "needle_[0-9]+"}, "needle_0",
-                            1 if small else 5)
-    print(json.dumps({"seconds": statistics.median(times)}))
+    for path in paths:
+        if path == "delta path":
+            times = _delta_path(work, 200 if small else 2_000, 1 if small else 3)
+        elif path == "file tool call":
+            times = _tool_calls(work / "files", "read", {"path": "small.txt"}, "line 39",
+                                20 if small else 300)
+        else:
+            times = _tool_calls(work / "tree", "grep", {"pattern": "needle_[0-9]+"}, "needle_0",
+                                1 if small else 5)
+        print(json.dumps({"path": path, "seconds": statistics.median(times)}))
 
 
 # ---------------------------------------------------------------------- the run (the parent)
@@ -118,14 +120,16 @@ def _data(work: Path, files: int) -> None:
         (folder / f"f{i:05d}.py").write_text(f"# file {i}\nx = {i}\n{needle}def f():\n    return x\n")
 
 
-def measure(path: str, tree: Path, work: Path, small: bool) -> float:
+def measure(paths: tuple[str, ...], tree: Path, work: Path, small: bool) -> dict[str, float]:
+    """Seconds per path, measured in a fresh process that imports ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    run = subprocess.run([sys.executable, __file__, "--child", path, "--work", str(work),
+    run = subprocess.run([sys.executable, __file__, "--child", *paths, "--work", str(work),
                           "--tree", str(tree), *(["--small"] if small else [])],
                          cwd=work, env=env, capture_output=True, text=True, timeout=900)
     if run.returncode != 0:
-        raise SystemExit(f"{path} in {tree} failed:\n{run.stderr[-3000:]}")
-    return json.loads(run.stdout.strip().splitlines()[-1])["seconds"]
+        raise SystemExit(f"{', '.join(paths)} in {tree} failed:\n{run.stderr[-3000:]}")
+    rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    return {r["path"]: r["seconds"] for r in rows}
 
 
 def main() -> None:
@@ -134,7 +138,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="A B rounds per path")
     parser.add_argument("--files", type=int, default=10_000, help="files grep walks")
     parser.add_argument("--small", action="store_true", help=HELP)
-    parser.add_argument("--child", choices=PATHS, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=PATHS, nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -151,10 +155,14 @@ def main() -> None:
             _data(work, args.files)
             trees = {"against": against, "current": ROOT}
             figures: dict[str, dict[str, list[float]]] = {p: {t: [] for t in trees} for p in PATHS}
+            # One process per measurement; --small shares one process per tree (its figures
+            # mean nothing, and each process pays for importing litellm).
+            groups = [PATHS] if args.small else [(p,) for p in PATHS]
             for _ in range(args.rounds):
-                for path in PATHS:
+                for paths in groups:
                     for label, tree in trees.items():  # A B, A B, …
-                        figures[path][label].append(measure(path, tree, work, args.small))
+                        for path, seconds in measure(paths, tree, work, args.small).items():
+                            figures[path][label].append(seconds)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(against)],
                            check=False)

@@ -249,15 +249,15 @@ def streamed_turn_rows(seconds: float = 3.0, rate: int = 200, tools: int = 3) ->
     print(f"rows per streamed turn ({deltas} deltas over {took:.1f} s + {tools} tool calls): {cells}")
 
 
-def import_time() -> None:
+def import_time(runs: int = 3) -> None:
     def measure(stmt: str) -> float:
-        runs = []
-        for _ in range(3):
+        best = []
+        for _ in range(runs):
             out = subprocess.run([sys.executable, "-c", f"import time; t=time.perf_counter(); {stmt}; "
                                   "print(time.perf_counter()-t)"], capture_output=True, text=True,
                                  env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-            runs.append(float(out.stdout.strip().splitlines()[-1]))
-        return min(runs)
+            best.append(float(out.stdout.strip().splitlines()[-1]))
+        return min(best)
 
     ours = measure("import forge_jupyter, sys; assert 'litellm' not in sys.modules")
     ext = measure("import forge_jupyter, sys; from forge_jupyter.notebook import magics; "
@@ -269,7 +269,7 @@ def import_time() -> None:
 
 if __name__ == "__main__":
     toy = small()
-    import_time()
+    import_time(**({"runs": 1} if toy else {}))
     processor_throughput(**({"deltas": 5_000, "rounds": 1} if toy else {}))
     checkpoint_cost(**({"deltas": 1_000, "rounds": 2} if toy else {}))
     write_amplification(**({"deltas": 500, "tools": 2} if toy else {}))

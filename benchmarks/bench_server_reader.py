@@ -188,7 +188,7 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
     if args.small:
-        args.prompts, args.rounds, args.procs = 1, 1, 2
+        args.prompts, args.rounds, args.procs = 1, 1, 1
     if args.prompter:
         db, api_base, name, n = args.prompter
         return prompter(db, api_base, name, int(n))
