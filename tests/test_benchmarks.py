@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Each one a process (most start more: kernels, servers, a checked-out tree): 15 min in all on
+# a loaded 2-core machine, so out of the inner loop (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
