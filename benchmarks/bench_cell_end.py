@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "notebook"))
 
+from _small import HELP  # noqa: E402
 from nb_kernel import forge_kernel  # noqa: E402
 
 from forge_jupyter.model import (  # noqa: E402
@@ -138,7 +139,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--cells", type=int, default=5)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.messages, args.cells = 300, 1
     with FakeModelServer() as server, tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
         root = Path(tmp)
         t = time.perf_counter()

@@ -26,6 +26,8 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter import Forge, llm  # noqa: E402
 from forge_jupyter.model import (  # noqa: E402
     CompactionPart,
@@ -195,7 +197,7 @@ def scripted_session(turns: int, char_budget: int) -> tuple[list[int], list[bool
     return sizes, summarizing, elapsed
 
 
-def bench_tokens(turns: int) -> None:
+def bench_tokens(turns: int, plot: bool = True) -> None:
     print(f"\n== tokens sent per model call, {turns}-turn scripted session (len(json)/4)")
     llm.litellm()  # its import (seconds) is not part of either run
     with_c, summ, t_with = scripted_session(turns, char_budget=40_000)
@@ -209,6 +211,8 @@ def bench_tokens(turns: int) -> None:
           f"{without[-1]:>10,} {0:>12} {t_without:>7.1f}")
     print(f"total tokens with / without: {sum(with_c) / sum(without):.3f}  "
           f"(summarizing calls alone: {sum(s for s, f in zip(with_c, summ, strict=True) if f):,})")
+    if not plot:  # --small: no file written
+        return
 
     import matplotlib
 
@@ -241,12 +245,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--skip-views", action="store_true")
     parser.add_argument("--skip-tokens", action="store_true")
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args(argv)
+    if args.small:
+        args.turns, args.messages, args.runs = 4, 2_000, 2
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_views:
             bench_views(Path(tmp), args.messages, args.runs)
     if not args.skip_tokens:
-        bench_tokens(args.turns)
+        bench_tokens(args.turns, plot=not args.small)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, Op, PutMessage, PutPart
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from pg_cluster import pg_cluster_running  # noqa: E402
 
 
@@ -55,7 +56,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=4)
     parser.add_argument("--messages", type=int, default=500)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.sessions, args.messages = 2, 20
     tmp = Path(tempfile.mkdtemp(prefix="bench-copy-"))
     src = DuckDBStore(tmp / "src.duckdb")
     rows = fill(src, args.sessions, args.messages, "s")

@@ -29,6 +29,8 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _small import small  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter import (
     Forge,  # noqa: E402
     llm,  # noqa: E402
@@ -49,8 +51,8 @@ except ImportError:  # a tree from before the checkpoints, for before/after figu
     durable = None
 
 
-def _turns() -> list[Turn]:
-    body = "".join(f"w{i % 10} " for i in range(2000))  # 2,000 chunks of 3 characters
+def _turns(chunks: int = 2000) -> list[Turn]:
+    body = "".join(f"w{i % 10} " for i in range(chunks))  # 2,000 chunks of 3 characters
     first = Turn([text(body, chunk=3)] + [tool_call("noop", {"i": i}) for i in range(3)])
     return [first, Turn.text("done.")]
 
@@ -72,23 +74,23 @@ async def bare_litellm(server: FakeModelServer) -> None:
             pass
 
 
-def harness_overhead(rounds: int = 5) -> None:
+def harness_overhead(rounds: int = 5, chunks: int = 2000) -> None:
     with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         results = {}
         for label, db in (("memory", ":memory:"), ("duckdb", os.path.join(tmp, "b.duckdb"))):
             forge = Forge(db=db, builtin_tools=False, tools=[tool_from_function(noop)],
                           **server.model_kwargs("openai"))
-            server.add(*_turns())
+            server.add(*_turns(chunks))
             forge.session(new=True).prompt("warm up")
-            server.add(*_turns())
+            server.add(*_turns(chunks))
             asyncio.run(bare_litellm(server))
             harness, bare = [], []
             for _ in range(rounds):
-                server.add(*_turns())
+                server.add(*_turns(chunks))
                 t = time.perf_counter()
                 asyncio.run(bare_litellm(server))
                 bare.append(time.perf_counter() - t)
-                server.add(*_turns())
+                server.add(*_turns(chunks))
                 s = forge.session(new=True)
                 t = time.perf_counter()
                 s.prompt("go")
@@ -247,15 +249,15 @@ def streamed_turn_rows(seconds: float = 3.0, rate: int = 200, tools: int = 3) ->
     print(f"rows per streamed turn ({deltas} deltas over {took:.1f} s + {tools} tool calls): {cells}")
 
 
-def import_time() -> None:
+def import_time(runs: int = 3) -> None:
     def measure(stmt: str) -> float:
-        runs = []
-        for _ in range(3):
+        best = []
+        for _ in range(runs):
             out = subprocess.run([sys.executable, "-c", f"import time; t=time.perf_counter(); {stmt}; "
                                   "print(time.perf_counter()-t)"], capture_output=True, text=True,
                                  env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-            runs.append(float(out.stdout.strip().splitlines()[-1]))
-        return min(runs)
+            best.append(float(out.stdout.strip().splitlines()[-1]))
+        return min(best)
 
     ours = measure("import forge_jupyter, sys; assert 'litellm' not in sys.modules")
     ext = measure("import forge_jupyter, sys; from forge_jupyter.notebook import magics; "
@@ -266,9 +268,10 @@ def import_time() -> None:
 
 
 if __name__ == "__main__":
-    import_time()
-    processor_throughput()
-    checkpoint_cost()
-    write_amplification()
-    streamed_turn_rows()
-    harness_overhead()
+    toy = small()
+    import_time(**({"runs": 1} if toy else {}))
+    processor_throughput(**({"deltas": 5_000, "rounds": 1} if toy else {}))
+    checkpoint_cost(**({"deltas": 1_000, "rounds": 2} if toy else {}))
+    write_amplification(**({"deltas": 500, "tools": 2} if toy else {}))
+    streamed_turn_rows(**({"seconds": 0.3} if toy else {}))
+    harness_overhead(**({"rounds": 1, "chunks": 100} if toy else {}))

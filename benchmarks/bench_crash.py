@@ -34,6 +34,8 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter import Forge, llm  # noqa: E402
 from forge_jupyter.bus import PartDelta, PartUpdated  # noqa: E402
 from forge_jupyter.errors import SessionBusy  # noqa: E402
@@ -275,7 +277,10 @@ def main() -> None:
                         help="extra kills with the checkpoints off (the behaviour before)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--zygote", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.trials, args.before = 1, 1
     if args.zygote:
         return zygote()
     rng = random.Random(args.seed)

@@ -32,10 +32,12 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter.forge import Forge
-from forge_jupyter.model import SessionInfo
+from forge_jupyter.model import Event, Message, SessionInfo, TextPart
 from forge_jupyter.store import sandbox
+from forge_jupyter.store.rows import event_row, message_row, part_row, session_row
 from forge_jupyter.store.schema import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -57,6 +59,25 @@ _SESSION_ID = "'ses_' || lpad(CAST(t % {sessions} AS VARCHAR), 26, '0')"
 _AT = "TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_microseconds(CAST(t * {span_us} // {turns} AS BIGINT))"
 
 
+def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
+            template: tuple, source: str, **exprs: str) -> None:
+    """``INSERT INTO table SELECT … FROM source``: the SQL ``exprs`` name their columns; every
+    other column takes ``template``'s value, a row the store's own codec (store/rows.py) made.
+    So a column added to the schema is filled as the store fills it, and an expression for a
+    column the schema no longer has fails here by name instead of shifting the others."""
+    unknown = set(exprs) - set(columns)
+    assert not unknown, f"{table} has no column {sorted(unknown)}: update bench_frames.py"
+    select, params = [], []
+    for column, value in zip(columns, template, strict=True):
+        if column in exprs:
+            select.append(exprs[column])
+        else:
+            select.append("?")
+            params.append(value)
+    con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(select)} "
+                f"FROM {source}", params)
+
+
 def build_duckdb(path: Path, parts: int) -> dict[str, int]:
     """A forge-jupyter DuckDB file holding about ``parts`` parts, written in bulk."""
     turns = -(-parts // PARTS_PER_TURN)  # whole turns, at least ``parts`` parts
@@ -66,59 +87,39 @@ def build_duckdb(path: Path, parts: int) -> dict[str, int]:
     tools = "[" + ", ".join(f"'{t}'" for t in TOOLS) + "]"
     con = duckdb.connect(str(path))
     migrate(con, str(path))
+    tenant = "default"
+    session = session_row(tenant, SessionInfo(agent="build", directory="/work"))
+    message = message_row(tenant, Message(session_id="ses_x", role="assistant", agent="build",
+                                          provider="openai", status="completed"))
+    event = event_row(tenant, Event(session_id="ses_x", type="notice", actor="forge"))
+    part = part_row(tenant, TextPart(session_id="ses_x", message_id="msg_x", text=""))
     con.execute("BEGIN")
-    con.execute(f"""
-        INSERT INTO session ({', '.join(SESSION_COLUMNS)})
-        SELECT 'default', 'ses_' || lpad(CAST(range AS VARCHAR), 26, '0'), 'session ' || range,
-               NULL, 'build', NULL, '/work', NULL, NULL, NULL,
-               TIMESTAMPTZ '2025-01-01 00:00:00+00', TIMESTAMPTZ '2025-04-01 00:00:00+00',
-               3 * ({turns} // {SESSIONS} + CASE WHEN range < {turns} % {SESSIONS} THEN 1 ELSE 0 END),
-               NULL, '{{}}'
-        FROM range({SESSIONS})""")
-    con.execute(f"""
-        INSERT INTO message ({', '.join(MESSAGE_COLUMNS)})
-        SELECT 'default', 'msg_' || lpad(CAST(3 * t + k AS VARCHAR), 26, '0'), {sid},
-               CASE WHEN k = 0 THEN 'user' ELSE 'assistant' END,
-               CASE WHEN k = 0 THEN NULL ELSE 'msg_' || lpad(CAST(3 * t AS VARCHAR), 26, '0') END,
-               'build', {models}[1 + t % {len(MODELS)}], 'openai', 'completed',
-               CASE k WHEN 1 THEN 'tool-calls' WHEN 2 THEN 'stop' END, false, NULL, NULL,
-               CASE WHEN k = 0 THEN 0 ELSE 1000 + t % 5000 END,
-               CASE WHEN k = 0 THEN 0 ELSE 50 + t % 300 END, 0,
-               CASE WHEN k = 0 THEN 0 ELSE t % 700 END, 0, false,
-               CASE WHEN k = 0 THEN 0 ELSE 0.0001 * (1 + t % 17) END,
-               {at} + to_microseconds(k * 2000000), {at} + to_microseconds(k * 2000000 + 1500000),
-               CASE WHEN k = 0 THEN '{{"notebook": "work.ipynb", "cell_id": "cell-'
-                                    || (t % 40) || '", "execution_count": ' || t || '}}' END,
-               '{{}}'
-        FROM {turn} CROSS JOIN range(3) r(k)""")
+    _insert(con, "session", SESSION_COLUMNS, session, f"range({SESSIONS})",
+            id="'ses_' || lpad(CAST(range AS VARCHAR), 26, '0')", name="'session ' || range",
+            created_at="TIMESTAMPTZ '2025-01-01 00:00:00+00'",
+            updated_at="TIMESTAMPTZ '2025-04-01 00:00:00+00'",
+            timeline_length=f"3 * ({turns} // {SESSIONS} + CASE WHEN range < {turns} % {SESSIONS} "
+                            "THEN 1 ELSE 0 END)",
+            last_message_id="NULL")
+    answer = "CASE WHEN k = 0 THEN 0 ELSE {} END"
+    _insert(con, "message", MESSAGE_COLUMNS, message, f"{turn} CROSS JOIN range(3) r(k)",
+            id="'msg_' || lpad(CAST(3 * t + k AS VARCHAR), 26, '0')", session_id=sid,
+            role="CASE WHEN k = 0 THEN 'user' ELSE 'assistant' END",
+            parent_id="CASE WHEN k = 0 THEN NULL ELSE 'msg_' || lpad(CAST(3 * t AS VARCHAR), 26, '0') END",
+            model=f"{models}[1 + t % {len(MODELS)}]",
+            finish="CASE k WHEN 1 THEN 'tool-calls' WHEN 2 THEN 'stop' END",
+            tokens_input=answer.format("1000 + t % 5000"), tokens_output=answer.format("50 + t % 300"),
+            tokens_cache_read=answer.format("t % 700"),
+            cost="CASE WHEN k = 0 THEN 0 ELSE 0.0001 * (1 + t % 17) END",
+            created_at=f"{at} + to_microseconds(k * 2000000)",
+            completed_at=f"{at} + to_microseconds(k * 2000000 + 1500000)",
+            origin="""CASE WHEN k = 0 THEN '{"notebook": "work.ipynb", "cell_id": "cell-'
+                      || (t % 40) || '", "execution_count": ' || t || '}' END""")
     # the nine parts of a turn: (index, type, message offset)
     kinds = ("(VALUES (0, 'text', 0), (1, 'step-start', 1), (2, 'text', 1), (3, 'tool', 1), "
              "(4, 'tool', 1), (5, 'step-finish', 1), (6, 'step-start', 2), (7, 'text', 2), "
              "(8, 'step-finish', 2)) k(i, type, m)")
-    con.execute(f"""
-        INSERT INTO part ({', '.join(PART_COLUMNS)})
-        SELECT 'default', pid, sid, mid, type, tool, state,
-               CASE WHEN type = 'tool' THEN 'call_' || (9 * t + i) END,
-               tin, tout, CASE WHEN fin THEN 0 END, CASE WHEN fin THEN t % 700 END,
-               CASE WHEN fin THEN 0 END, CASE WHEN fin THEN false END, cost,
-               CASE WHEN type IN ('text', 'tool') THEN created END,
-               CASE WHEN type IN ('text', 'tool') THEN created + to_microseconds(took) END,
-               created,
-               CASE type
-                 WHEN 'tool' THEN json_object('id', pid, 'session_id', sid, 'message_id', mid,
-                     'type', 'tool', 'call_id', 'call_' || (9 * t + i), 'tool', tool,
-                     'state', state, 'input', json_object('code', 'df.describe()  # ' || t),
-                     'output', CASE WHEN state = 'completed' THEN repeat('x', 80 + t % 400) END,
-                     'error', CASE WHEN state = 'error' THEN 'ValueError: bad input ' || t END,
-                     'title', NULL, 'metadata', json_object())
-                 WHEN 'step-finish' THEN json_object('id', pid, 'type', 'step-finish',
-                     'reason', CASE WHEN m = 1 THEN 'tool-calls' ELSE 'stop' END,
-                     'tokens', json_object('input', tin, 'output', tout), 'cost', cost)
-                 WHEN 'text' THEN json_object('id', pid, 'type', 'text',
-                     'text', 'Some text of turn ' || t || ' ' || repeat('lorem ', 20))
-                 ELSE json_object('id', pid, 'type', type)
-               END
-        FROM (
+    rows = f"""(
             SELECT t, i, type, m,
                    'prt_' || lpad(CAST(9 * t + i AS VARCHAR), 26, '0') AS pid, {sid} AS sid,
                    'msg_' || lpad(CAST(3 * t + m AS VARCHAR), 26, '0') AS mid,
@@ -132,18 +133,39 @@ def build_duckdb(path: Path, parts: int) -> dict[str, int]:
                    {at} + to_microseconds(m * 2000000 + i * 100000) AS created,
                    CAST(hash(t, i) % 2000000 AS BIGINT) AS took
             FROM {turn} CROSS JOIN {kinds}
-        )""")
-    con.execute(f"""
-        INSERT INTO session_message ({', '.join(TIMELINE_COLUMNS)})
-        SELECT 'default', {sid}, CAST(3 * (t // {SESSIONS}) + k AS INTEGER),
-               'msg_' || lpad(CAST(3 * t + k AS VARCHAR), 26, '0')
-        FROM {turn} CROSS JOIN range(3) r(k)""")
-    con.execute(f"""
-        INSERT INTO event ({', '.join(EVENT_COLUMNS)})
-        SELECT 'default', 'evt_' || lpad(CAST(range AS VARCHAR), 26, '0'),
-               'ses_' || lpad(CAST(range AS VARCHAR), 26, '0'), 'notice', 'forge',
-               TIMESTAMPTZ '2025-01-01 00:00:00+00', '{{}}'
-        FROM range({SESSIONS})""")
+        )"""
+    fin = "CASE WHEN fin THEN {} END"
+    _insert(con, "part", PART_COLUMNS, part, rows,
+            id="pid", session_id="sid", message_id="mid", type="type", tool="tool",
+            tool_state="state", call_id="CASE WHEN type = 'tool' THEN 'call_' || (9 * t + i) END",
+            tokens_input="tin", tokens_output="tout", tokens_reasoning=fin.format(0),
+            tokens_cache_read=fin.format("t % 700"), tokens_cache_write=fin.format(0),
+            tokens_estimated=fin.format("false"), cost="cost",
+            time_start="CASE WHEN type IN ('text', 'tool') THEN created END",
+            time_end="CASE WHEN type IN ('text', 'tool') THEN created + to_microseconds(took) END",
+            created_at="created",
+            data="""CASE type
+                 WHEN 'tool' THEN json_object('id', pid, 'session_id', sid, 'message_id', mid,
+                     'type', 'tool', 'call_id', 'call_' || (9 * t + i), 'tool', tool,
+                     'state', state, 'input', json_object('code', 'df.describe()  # ' || t),
+                     'output', CASE WHEN state = 'completed' THEN repeat('x', 80 + t % 400) END,
+                     'error', CASE WHEN state = 'error' THEN 'ValueError: bad input ' || t END,
+                     'title', NULL, 'metadata', json_object())
+                 WHEN 'step-finish' THEN json_object('id', pid, 'type', 'step-finish',
+                     'reason', CASE WHEN m = 1 THEN 'tool-calls' ELSE 'stop' END,
+                     'tokens', json_object('input', tin, 'output', tout), 'cost', cost)
+                 WHEN 'text' THEN json_object('id', pid, 'type', 'text',
+                     'text', 'Some text of turn ' || t || ' ' || repeat('lorem ', 20))
+                 ELSE json_object('id', pid, 'type', type)
+               END""")
+    _insert(con, "session_message", TIMELINE_COLUMNS, (tenant, None, None, None),
+            f"{turn} CROSS JOIN range(3) r(k)", session_id=sid,
+            pos=f"CAST(3 * (t // {SESSIONS}) + k AS INTEGER)",
+            message_id="'msg_' || lpad(CAST(3 * t + k AS VARCHAR), 26, '0')")
+    _insert(con, "event", EVENT_COLUMNS, event, f"range({SESSIONS})",
+            id="'evt_' || lpad(CAST(range AS VARCHAR), 26, '0')",
+            session_id="'ses_' || lpad(CAST(range AS VARCHAR), 26, '0')",
+            created_at="TIMESTAMPTZ '2025-01-01 00:00:00+00'")
     con.execute("COMMIT")
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
               for t in ("session", "message", "part", "session_message")}
@@ -262,7 +284,10 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="use the files a previous run left in --dir (the sessions it "
                              "added for the cold SQL timings included)")
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.parts, args.repeat = 9_000, 1
     work = args.dir or Path(tempfile.mkdtemp(prefix="bench_frames_"))
     work.mkdir(parents=True, exist_ok=True)
     duck_path, sqlite_path = work / "forge.duckdb", work / "forge.sqlite"

@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _small import HELP
+
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = str(ROOT / "tests" / "mcp" / "mcp_servers.py")
 
@@ -66,7 +68,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 5, 10])
     ap.add_argument("--ours", type=int, nargs="*", default=[100], help="sizes for forge alone")
+    ap.add_argument("--small", action="store_true", help=HELP)
     args = ap.parse_args()
+    if args.small:
+        args.sizes, args.ours = [1], []
     print(f"{'MB':>5} {'SDK s':>8} {'forge s':>8} {'ratio':>7} {'SDK peak MB':>12} {'forge peak MB':>14}")
     for mb in args.sizes:
         sdk, ours = run("sdk", mb), run("ours", mb)

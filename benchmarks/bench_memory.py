@@ -23,6 +23,8 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter.memory import LongTermMemory  # noqa: E402
 from forge_jupyter.store.duckdb import DuckDBStore  # noqa: E402
 from forge_jupyter.store.memory import MemoryStore  # noqa: E402
@@ -70,7 +72,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--searches", type=int, default=30)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.files, args.searches = 5, 2
     from forge_jupyter.llm.loading import litellm
 
     print(f"importing litellm first (not counted below): {timed(litellm):.1f} s")

@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "notebook"))
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from jupyter_client.manager import KernelManager  # noqa: E402
 from nb_kernel import Kernel  # noqa: E402
 
@@ -154,7 +155,10 @@ def first_ten_minutes(server: FakeModelServer, env: dict[str, str], tmp: str,
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kernels", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.kernels = 1
     with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         base = {"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": server.openai_base,
                 "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(Path(tmp) / "b.duckdb"),

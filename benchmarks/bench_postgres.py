@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -68,8 +70,8 @@ def writer(db: str, name: str, turns: int, steps: int) -> dict[str, float | list
 
 def run(db: str, writers: int, turns: int, steps: int) -> tuple[float, list[float]]:
     """Parts/s over all writers (wall clock) and every batch's latency."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
-            "from benchmarks.bench_postgres import writer; "
+    code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/benchmarks']; "
+            "from bench_postgres import writer; "
             "print(json.dumps(writer(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))")
     started = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), db, f"w{n}-{time.time_ns()}",
@@ -89,7 +91,10 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=4)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--writers", type=int, default=8)
+    ap.add_argument("--small", action="store_true", help=HELP)
     args = ap.parse_args()
+    if args.small:
+        args.turns, args.steps, args.writers = 1, 5, 2
     sys.path.insert(0, str(ROOT / "tests"))
     from pg_cluster import pg_cluster_running
 

@@ -38,6 +38,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import duckdb  # noqa: E402
 import pandas as pd  # noqa: E402
 import psycopg  # noqa: E402
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from bench_frames import build_duckdb  # noqa: E402
 from pg_cluster import pg_cluster_running  # noqa: E402
 
@@ -91,7 +92,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.parts, args.repeat = 9_000, 1
     with tempfile.TemporaryDirectory() as tmp, pg_cluster_running() as cluster:
         folder = Path(tmp)
         duck_path = folder / "bench.duckdb"

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter.model import Event, Message, SessionInfo, TextPart, now
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
@@ -60,7 +62,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--parts", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--small", action="store_true", help=HELP)
     args = ap.parse_args()
+    if args.small:
+        args.parts, args.rounds = 5, 2
     logging.getLogger("forge_jupyter.store.projection").setLevel(logging.ERROR)  # one a round
     with tempfile.TemporaryDirectory() as tmp:
         store = DuckDBStore(Path(tmp) / "bench.duckdb")

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from _small import small  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter import render
 from forge_jupyter.model import (
     Message,
@@ -94,8 +96,8 @@ def best(fn: Callable[[], object], runs: int = 7) -> float:
     return min(times)
 
 
-def main() -> None:
-    msgs = turn(1000)
+def main(toy: bool = False) -> None:
+    msgs = turn(50 if toy else 1000)
     parts = sum(len(m.parts) for m in msgs)
     record = render.turn_work_html(msgs)
     texts = [p.text for m in msgs[1:] for p in m.parts if isinstance(p, (TextPart, ReasoningPart))]
@@ -112,7 +114,7 @@ def main() -> None:
     print(f"a turn of {parts:,} parts ({len(texts)} model texts); record {len(record):,} chars")
     base = None
     for name, fn in rows:
-        t = best(fn)
+        t = best(fn, runs=1 if toy else 7)
         base = base or t
         print(f"{name:<52} {t * 1000:8.1f} ms  {t / base:5.2f}×  {t / parts * 1e6:6.1f} µs/part")
     if old is None:
@@ -120,4 +122,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(small())

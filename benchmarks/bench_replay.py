@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "notebook"))
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from replay_nb import notebook, run  # noqa: E402
 
 from forge_jupyter import Forge  # noqa: E402
@@ -55,7 +56,10 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=10)
     ap.add_argument("--first-byte", type=float, default=0.6, help="seconds before each response")
     ap.add_argument("--chunk-delay", type=float, default=0.02, help="seconds between stream events")
+    ap.add_argument("--small", action="store_true", help=HELP)
     args = ap.parse_args()
+    if args.small:
+        args.turns, args.first_byte, args.chunk_delay = 2, 0.0, 0.0
     nb = notebook(*(f"%%forge\nStep {i}: build v{i}." for i in range(args.turns)),
                   "print(sum(v for k, v in globals().items() if k[:1] == 'v' and k[1:].isdigit()))")
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:

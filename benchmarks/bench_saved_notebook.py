@@ -25,6 +25,7 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "notebook"))
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from saved_notebook import (  # noqa: E402
     AS_BEFORE,
     LOAD,
@@ -52,7 +53,9 @@ def per_cell(nb: Any, n: int) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cells", type=int, default=5)
-    n = ap.parse_args().cells
+    ap.add_argument("--small", action="store_true", help=HELP)
+    parsed = ap.parse_args()
+    n = 1 if parsed.small else parsed.cells
     rows: dict[str, dict[str, float]] = {}
     with FakeModelServer() as server:
         for label, prelude in (("before", [AS_BEFORE]), ("after", [])):

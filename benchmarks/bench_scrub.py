@@ -21,6 +21,8 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _small import small  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter import llm  # noqa: E402
 from forge_jupyter.bus import Bus, PartDelta  # noqa: E402
 from forge_jupyter.model import Message, SessionInfo, Tokens  # noqa: E402
@@ -117,6 +119,7 @@ def delta_cost(n: int = 200_000) -> None:
 
 if __name__ == "__main__":
     print(f"python {sys.version.split()[0]}")
-    processor_throughput()
-    delta_cost()
-    bulk()
+    toy = small()
+    processor_throughput(**({"deltas": 5_000, "rounds": 1} if toy else {}))
+    delta_cost(**({"n": 5_000} if toy else {}))
+    bulk(**({"megabytes": 0.1} if toy else {}))

@@ -35,6 +35,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 PROCS = 4
@@ -182,7 +184,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--prompter", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--reader", help=argparse.SUPPRESS)
+    parser.add_argument("--procs", type=int, default=PROCS, help="prompting processes")
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.prompts, args.rounds, args.procs = 1, 1, 1
     if args.prompter:
         db, api_base, name, n = args.prompter
         return prompter(db, api_base, name, int(n))
@@ -191,7 +197,7 @@ def main() -> None:
 
     from forge_jupyter.testing import FakeModelServer, Turn
 
-    print(f"# bench_server_reader — {PROCS} processes x {args.prompts} prompts x "
+    print(f"# bench_server_reader — {args.procs} processes x {args.prompts} prompts x "
           f"{args.rounds} rounds, python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     conditions = ("separate files", "one shared file", "one shared file + API reader",
                   "shared file + reader elsewhere")
@@ -205,13 +211,13 @@ def main() -> None:
             for r in range(args.rounds):
                 for condition in conditions:
                     if condition == "separate files":
-                        files = [folder / f"own-{k}.duckdb" for k in range(PROCS)]
+                        files = [folder / f"own-{k}.duckdb" for k in range(args.procs)]
                     elif condition == "one shared file + API reader":
-                        files = [folder / "shared-read.duckdb"] * PROCS  # what the server reads
+                        files = [folder / "shared-read.duckdb"] * args.procs  # what the server reads
                     else:  # the server reads shared-read.duckdb, written as often as this one
-                        files = [folder / "shared.duckdb"] * PROCS
+                        files = [folder / "shared.duckdb"] * args.procs
                     fake.add(*[Turn.text(ANSWER, chunk=12, usage=(400, 60))
-                               for _ in range(PROCS * (args.prompts + 1))])
+                               for _ in range(args.procs * (args.prompts + 1))])
                     latencies, errors, read = run_prompters(
                         files, fake.openai_base, args.prompts, r,
                         base if "reader" in condition else None)

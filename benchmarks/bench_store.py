@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter.model import (
     ErrorInfo,
     Message,
@@ -373,7 +375,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="runs of each read, alternated")
     parser.add_argument("--reads-only", action="store_true", help="skip the write figures")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.messages, args.rounds, args.reads_only = 2_000, 1, True
     if args.worker:
         kind, path, n, batch, start_at = args.worker
         worker = duckdb_worker if kind == "duckdb" else sqlite_worker

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from bench_store import _session_ops  # noqa: E402 - the same session bench_store reads
 
 from forge_jupyter import frames  # noqa: E402
@@ -96,7 +97,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=50_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--small", action="store_true", help=HELP)
     args = parser.parse_args()
+    if args.small:
+        args.messages, args.rounds = 2_000, 1
     count = args.messages
     print(f"# bench_timeline — python {sys.version.split()[0]}; a {count:,}-message session, "
           "3 parts per message (step start, ~270 characters of text, step finish)\n")

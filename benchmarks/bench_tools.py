@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _small import small  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter.tools.base import ToolContext, tool_from_function
 from forge_jupyter.tools.permission import Permissions, Rule, agent_defaults, subject_of
 from forge_jupyter.tools.truncate import truncate
@@ -93,4 +95,4 @@ def file_gate(permissions: Permissions, n: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(2_000 if small() else 50_000)

@@ -21,11 +21,14 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
+from _small import small  # noqa: E402 — benchmarks/ is the script's folder
+
 from forge_jupyter.tools.truncate import MAX_BYTES, MAX_LINES, BoundedOutput, truncate
 
 MB = 1024 * 1024
 BLOCK = "".join(f"{i:09d} " + "x" * 89 + "\n" for i in range(1024))  # 100 KiB, 1,024 lines
-BLOCKS = 1024  # 100 MiB in all
+SMALL = small()  # before main() reads sys.argv
+BLOCKS = 16 if SMALL else 1024  # 100 MiB in all (1.6 MiB small)
 
 
 def naive(text: str, output_dir: Path, name: str) -> str:
@@ -90,13 +93,13 @@ def main() -> None:
         return
     results = {}
     for case in CASES:
-        run = subprocess.run([sys.executable, __file__, "--case", case],
+        run = subprocess.run([sys.executable, __file__, "--case", case, *(["--small"] if SMALL else [])],
                              capture_output=True, text=True, check=True)
         results[case] = json.loads(run.stdout)
     print(f"Truncating a {len(BLOCK) * BLOCKS / MB:.0f} MB output ({len(BLOCK.splitlines()) * BLOCKS:,} lines)")
     print(f"{'case':<10} {'time (s)':>9} {'MB/s':>7} {'RSS growth (MB)':>16} {'traced peak (MB)':>17}")
     for case, r in results.items():
-        rate = 100 / r["seconds"]
+        rate = len(BLOCK) * BLOCKS / MB / r["seconds"]
         print(f"{case:<10} {r['seconds']:>9.3f} {rate:>7.0f} {r['rss_growth_mb']:>16.1f} {r['traced_peak_mb']:>17.2f}")
     base = results["naive"]
     for case in ("string", "streaming"):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
+from _small import small  # noqa: E402 — benchmarks/ is the script's folder
 from kernel_frontend import KERNEL_SETUP, KernelFrontend, max_in_window  # noqa: E402
 
 from forge_jupyter.testing import FakeModelServer, Turn, text  # noqa: E402
@@ -53,10 +54,10 @@ def report(name: str, fe: KernelFrontend, chunks: int, fragment_bytes: int) -> N
     print(f"  messages saved    {chunks / max(sent, 1):,.0f}×   bytes saved {naive_bytes / max(sent_bytes, 1):.1f}×")
 
 
-def main() -> None:
+def main(toy: bool = False) -> None:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("FORGE_WIDGET", None)
-    real_text = " ".join(f"w{i}" for i in range(1000))
+    real_text = " ".join(f"w{i}" for i in range(50 if toy else 1000))
     with FakeModelServer(["warm up", Turn([text(real_text, chunk=1)])]) as server, \
             tempfile.TemporaryDirectory() as cwd:
         fe = KernelFrontend(env=env, cwd=cwd)
@@ -66,7 +67,7 @@ def main() -> None:
             fe.run(RUN_REAL)
             report("litellm stream (fake server, 1 character per chunk)", fe, len(real_text), 1)
             fe.stdout.clear()
-            n = 50_000
+            n = 2_000 if toy else 50_000
             fe.run(RUN_SYNTHETIC.format(n=n))
             report("synthetic stream (write entry, worker thread)", fe, n, 6)
         finally:
@@ -74,4 +75,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(small())

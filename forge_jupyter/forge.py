@@ -25,6 +25,7 @@ from .imported import new_session_directory
 from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path, project_of
 from .model import Event, SessionInfo
 from .model_choice import MAX_TOKENS_HINT, ServedModels
+from .render import message_html as _message_html  # noqa: F401 — registers Message._repr_html_
 from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.question import QuestionHandler, Questions

@@ -8,10 +8,12 @@ form (``to_json`` / ``part_from_json``) that the store, the export format and th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .amounts import money
 from .ids import new_id
 
 MessageStatus = Literal["running", "completed", "error", "aborted", "interrupted"]
@@ -329,19 +331,28 @@ class Message(_Row):
                 bits.append("tools: " + ", ".join(n if k == 1 else f"{n} ×{k}" for n, k in calls.items()))
             approx = "≈" if self.tokens.estimated else ""
             bits.append(f"{approx}{self.tokens.input:,} in · {approx}{self.tokens.output:,} out tokens")
-            from .render.numbers import money
-
             bits.append(money(self.cost))
         if self.error is not None:
             bits.append(f"error={_clipped(self.error.message, 80)!r}")
         return f"Message({', '.join(bits)}, text={_clipped(self.text, 100)!r})"
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         # Model output is untrusted: JupyterLab inserts a live kernel's HTML unsanitized, so
         # this is HTML that forge_jupyter.render sanitized (markdown-it-py + nh3), not Markdown.
-        from .render import message_html
+        # The renderer registers itself (register_message_html) when it loads, which every
+        # Forge and Session does; before that, None lets the notebook show the plain repr.
+        return None if _message_html is None else _message_html(self)
 
-        return message_html(self)
+
+# The ground floor never reaches up: forge_jupyter.render, a floor above, says how a message
+# looks as a cell's HTML by registering its renderer here when it is imported.
+_message_html: Callable[[Message], str] | None = None
+
+
+def register_message_html(render: Callable[[Message], str]) -> None:
+    """Make ``render`` what ``Message._repr_html_`` returns (called by forge_jupyter.render)."""
+    global _message_html
+    _message_html = render
 
 
 class SessionInfo(_Row):

@@ -1,6 +1,7 @@
 """The house rules of docs/architecture.md, checked on the source: dependencies point one way.
 
-- no import cycle among the package's modules (imports inside functions — lazy ones — count
+- no import cycle among the package's modules, package ``__init__``s included (a name read back
+  from a package's ``__init__`` is an edge to it; imports inside functions — lazy ones — count
   as edges too, except under ``TYPE_CHECKING``);
 - ``session/`` imports neither IPython nor ``forge.py``; ``store/`` imports no litellm;
 - no module over ``MAX_LINES`` lines (``testing/`` excepted: the fake server's test kit).
@@ -15,32 +16,43 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forge_jupyter"
 MAX_LINES = 400
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
+    return {_module_name(p, package): p for p in package.rglob("*.py")}
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The package modules ``name`` imports, type-checking-only imports left out."""
+    """The package modules that importing ``name`` runs, as Python runs them.
+
+    Every import counts, lazy ones inside functions too; only ``TYPE_CHECKING`` blocks are left
+    out. ``from pkg import thing`` reaches ``pkg.thing`` when that is a module, else the
+    package's ``__init__`` (whose namespace holds ``thing``); importing ``a.b.c`` also runs the
+    ``__init__`` of ``a`` and ``a.b``. So a package ``__init__`` that imports a module which
+    reads a name back from that ``__init__`` is a cycle, as it is at run time.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
-    found: set[str] = set()
+    targets: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
-        targets: list[str] = []
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            targets.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -48,15 +60,17 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
-        for t in targets:
-            if t in known and t != name:
-                found.add(t)
-    return found
+            targets.update(f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod
+                           for a in node.names)
+    # The packages ``name`` lives in have begun to run before it: running them is no edge, but
+    # reading a name from one (``from .. import __version__``) is.
+    outer = set(_ancestors(name))
+    found = targets | {a for t in targets for a in _ancestors(t) if a not in outer}
+    return {m for m in found if m in known and m != name}
 
 
-def _graph() -> dict[str, set[str]]:
-    mods = _modules()
+def _graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    mods = _modules(package)
     known = set(mods)
     return {name: _imports(name, path, known) for name, path in mods.items()}
 
@@ -98,14 +112,48 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def _without_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    # A package's __init__ re-exporting its own submodules is not a cycle of design.
-    return {m: {d for d in deps if not (m.startswith(d + ".") or d.startswith(m + "."))}
-            for m, deps in graph.items()}
-
-
 def test_no_import_cycles_among_the_package_modules():
-    assert _cycles(_without_packages(_graph())) == []
+    assert _cycles(_graph()) == []
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "pkg" / name).write_text(text, encoding="utf-8")
+    return root / "pkg"
+
+
+def test_a_name_read_back_from_the_package_init_closes_a_cycle(tmp_path):
+    # The shape of tools/web_http.py's old `from .. import __version__`.
+    pkg = _package(tmp_path, {
+        "__init__.py": "VERSION = '1'\ndef make():\n    from .tools.web import agent\n",
+        "tools/__init__.py": "",
+        "tools/web.py": "from .. import VERSION\nagent = VERSION\n",
+    })
+    assert _cycles(_graph(pkg)) == [["pkg", "pkg.tools.web"]]
+
+
+def test_a_lazy_import_through_a_package_init_closes_a_cycle(tmp_path):
+    # The shape of model.py's old lazy `from .render import message_html`.
+    pkg = _package(tmp_path, {
+        "__init__.py": "",
+        "model.py": "class M:\n    def html(self):\n        from .render.num import f\n",
+        "render/__init__.py": "from .record import html\n",
+        "render/num.py": "f = 1\n",
+        "render/record.py": "from ..model import M\nhtml = M\n",
+    })
+    assert _cycles(_graph(pkg)) == [["pkg.model", "pkg.render", "pkg.render.record"]]
+
+
+def test_sibling_imports_and_type_checking_imports_are_no_cycle(tmp_path):
+    pkg = _package(tmp_path, {
+        "__init__.py": "from .a import A\n",
+        "a.py": "from typing import TYPE_CHECKING\nfrom . import b\nA = b\n"
+                "if TYPE_CHECKING:\n    from . import A\n",
+        "b.py": "from .c import C\n",
+        "c.py": "C = 1\n",
+    })
+    assert _cycles(_graph(pkg)) == []
 
 
 def test_session_core_imports_neither_ipython_nor_the_facade():

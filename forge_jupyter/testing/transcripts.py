@@ -1,4 +1,5 @@
-"""Recorded provider streams (`shared/transcripts/*.sse`) and what their wire carried.
+"""Recorded provider streams (`tests/data/transcripts/*.sse`, in the repo with their `SOURCES.md`)
+and what their wire carried.
 
 `parse_wire()` reads the raw SSE alone — no litellm — so tests can hold litellm's view (and the
 stored parts) against the bytes the provider sent.
@@ -17,17 +18,16 @@ from forge_jupyter.testing.sse import Protocol, detect_protocol, parse_events
 from forge_jupyter.testing.wire import openai_finish
 
 
+# Test data, kept in the repository beside the tests that read it: a clone passes alone.
+REPO_TRANSCRIPTS = Path(__file__).resolve().parents[2] / "tests" / "data" / "transcripts"
+
+
 def find_transcripts_dir() -> Path | None:
-    """$FORGE_TRANSCRIPTS_DIR, else the first `shared/transcripts` found walking up from this package
-    (CI clones the repo beside a copy of `shared/`, so `<clone>/../shared/transcripts` is found)."""
+    """$FORGE_TRANSCRIPTS_DIR (another set of recordings), else the repo's tests/data/transcripts;
+    None when neither is there (an installed wheel carries no tests)."""
     if env := os.environ.get("FORGE_TRANSCRIPTS_DIR"):
         return Path(env)
-    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
-        for parent in start.parents if start.is_file() else (start, *start.parents):
-            candidate = parent / "shared" / "transcripts"
-            if candidate.is_dir():
-                return candidate
-    return None
+    return REPO_TRANSCRIPTS if REPO_TRANSCRIPTS.is_dir() else None
 
 
 TRANSCRIPTS_DIR: Path | None = find_transcripts_dir()

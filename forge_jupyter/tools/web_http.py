@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import h11
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ToolError
 from .web_address import IPAddress, Url
 

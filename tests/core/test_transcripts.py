@@ -1,6 +1,6 @@
 """Every recorded provider stream, through the whole prompt path: stored parts match the wire.
 
-DESIGN §9. The fake server replays each ``shared/transcripts/*.sse`` byte for byte; real litellm
+DESIGN §9. The fake server replays each ``tests/data/transcripts/*.sse`` byte for byte; real litellm
 parses it; the Processor writes Parts; ``parse_wire`` (which never touches litellm) says what the
 wire carried.
 """
@@ -21,9 +21,9 @@ MID_STREAM_ERROR = {"openrouter-midstream-error.sse"}
 
 
 def test_the_recorded_transcripts_are_there():
-    # An empty parametrize would skip every test below silently: a missing shared/ must fail.
+    # An empty parametrize would skip every test below silently: a missing folder must fail.
     assert len(TRANSCRIPTS) >= 16, (f"expected the recorded streams under {TRANSCRIPTS_DIR}; "
-                                    "set FORGE_TRANSCRIPTS_DIR to the shared/transcripts folder")
+                                    "they live in the repo's tests/data/transcripts")
 
 
 def _squash(s: str) -> str:

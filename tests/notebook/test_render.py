@@ -5,6 +5,9 @@ is escaped, and the whole document is sanitized once more. Hostile input: test_m
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from forge_jupyter import render
 from forge_jupyter.model import (
     CompactionPart,
@@ -92,6 +95,19 @@ def test_message_html_is_the_answer_and_a_footer():
     assert html.startswith("<p>The answer is <strong>42</strong> <img>.</p>")
     assert "<sub>1,234 in · 56 out · $0.0012 · openai/fake-model</sub>" in html
     assert m._repr_html_() == html
+
+
+def test_a_message_from_the_python_api_shows_as_html_in_a_fresh_interpreter():
+    # model.py cannot import the renderer (ground floor): importing the facade registers it.
+    code = ("from forge_jupyter import Forge\n"
+            "from forge_jupyter.model import Message, TextPart\n"
+            "m = Message(session_id='ses_x', role='assistant', cost=0.5)\n"
+            "m.parts = [TextPart(session_id='ses_x', message_id=m.id, text='**hi**')]\n"
+            "print(m._repr_html_())\nprint(repr(m))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert "<strong>hi</strong>" in out
+    assert "$0.50" in out
 
 
 def test_message_html_says_cost_unknown_estimates_and_errors():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +27,17 @@ NO_WIRE_USAGE = {"anthropic-docs-thinking.sse"}
 
 
 def test_transcripts_are_found():
-    assert TRANSCRIPTS, f"no .sse files under {TRANSCRIPTS_DIR}; set FORGE_TRANSCRIPTS_DIR"
+    assert TRANSCRIPTS, f"no .sse files under {TRANSCRIPTS_DIR}; they live in tests/data/transcripts"
+
+
+def test_the_recorded_streams_are_the_repos_own_with_their_sources(monkeypatch):
+    # A clone with nothing beside it passes: the data is in the repo, not in a folder next to it.
+    monkeypatch.delenv("FORGE_TRANSCRIPTS_DIR", raising=False)
+    here = Path(__file__).resolve().parents[1] / "data" / "transcripts"
+    assert find_transcripts_dir() == here
+    assert len(list_transcripts(here)) >= 16
+    sources = (here / "SOURCES.md").read_text(encoding="utf-8")
+    assert all(p.name in sources for p in list_transcripts(here))
 
 
 @pytest.fixture(scope="module")
