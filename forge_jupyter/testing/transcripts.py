@@ -17,7 +17,6 @@ from typing import Any
 from forge_jupyter.testing.sse import Protocol, detect_protocol, parse_events
 from forge_jupyter.testing.wire import openai_finish
 
-
 # Test data, kept in the repository beside the tests that read it: a clone passes alone.
 REPO_TRANSCRIPTS = Path(__file__).resolve().parents[2] / "tests" / "data" / "transcripts"
 

@@ -11,11 +11,11 @@ import shutil
 import sys
 
 import pytest
-from tests.mcp.mcp_helpers import SERVERS, tool_parts
 
 from forge_jupyter.mcp.config import load_servers
 from forge_jupyter.project_files import ProjectFileRefused
 from forge_jupyter.testing import Turn, tool_call
+from tests.mcp.mcp_helpers import SERVERS, tool_parts
 
 EVIL = "import pathlib\npathlib.Path({marker!r}).write_text('the clone ran its own code')\n"
 
