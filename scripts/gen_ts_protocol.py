@@ -20,6 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from forge_jupyter.model import STATUS_WORDS  # noqa: E402
 from forge_jupyter.notebook import ops  # noqa: E402
 
 OUT = ROOT / "labextension" / "src" / "protocol.generated.ts"
@@ -91,8 +92,10 @@ def declaration(name: str, schema: dict[str, Any]) -> str:
 
 def generate() -> str:
     defs = ops.json_schema()["$defs"]
-    out = [HEADER, f"\n/** The protocol version the kernel and the view both speak. */\n"
-                   f"export const PROTOCOL = {ops.PROTOCOL};\n"]
+    out = [HEADER, "\n/** The protocol version the kernel and the view both speak. */\n"
+                   f"export const PROTOCOL = {ops.PROTOCOL};\n",
+           "\n/** What a person reads for a message that did not complete (model.STATUS_WORDS). */\n"
+           f"export const STATUS_WORDS: Record<string, string> = {literal(STATUS_WORDS)};\n"]
     out += [f"\n{declaration(name, schema)}" for name, schema in defs.items()]
     return "".join(out)
 

@@ -173,7 +173,7 @@ class TurnState:
 
     def _question(self, ev: Any, pend: Pending) -> None:
         """The question tool's card travels as an approval of kind "question": the same slot
-        in snapshots, the same header state, its own buttons (render/view.js)."""
+        in snapshots, the same header state, its own buttons (labextension/src/render/view.ts)."""
         request = {"id": ev.request_id, "part_id": ev.part_id, "tool": "question",
                    "kind": "question", "question": ev.question, "options": list(ev.options)}
         self.approvals[ev.request_id] = {"request": request, "answer": None, "reason": None}

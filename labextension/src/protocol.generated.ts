@@ -5,6 +5,9 @@
 /** The protocol version the kernel and the view both speak. */
 export const PROTOCOL = 1;
 
+/** What a person reads for a message that did not complete (model.STATUS_WORDS). */
+export const STATUS_WORDS: Record<string, string> = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"};
+
 export interface AgentPart {
   id: string;
   session_id: string;
