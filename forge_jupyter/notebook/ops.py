@@ -279,7 +279,7 @@ class PanelStop(TypedDict):
 
 PanelCommand = Hello | Approve | Answer | PanelStop
 
-# The names the schema and the TypeScript declare, in this order.
+# The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,
                          "PanelMessage": PanelMessage, "PanelCommand": PanelCommand}
 
