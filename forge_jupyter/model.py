@@ -28,8 +28,8 @@ def now() -> float:
 
 
 # What a person reads for a message that did not complete: the record, the text stream, the
-# cell value. The widget's front end mirrors it (labextension/src/render/words.js; a test pins that the
-# two agree).
+# cell value. The widget's front end reads it from labextension/src/protocol.generated.ts, which
+# scripts/gen_ts_protocol.py writes from this dict.
 STATUS_WORDS: dict[str, str] = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"}
 
 

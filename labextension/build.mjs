@@ -8,7 +8,7 @@ import * as esbuild from "esbuild";
 
 const options = {
   entryPoints: [
-    { in: "src/render/index.js", out: "widget" },
+    { in: "src/render/index.ts", out: "widget" },
     { in: "src/render/widget.css", out: "widget" },
   ],
   bundle: true,

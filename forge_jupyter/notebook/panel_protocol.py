@@ -1,5 +1,5 @@
 """The messages of the comm ``forge.panel`` (docs/api.md): what the side panel may send, checked
-field by field, and the ``info`` the kernel sends it.
+field by field, and the ``info`` the kernel sends it. Their shapes are declared in ``ops``.
 
 Everything a panel sends is untrusted input from a browser page: an unknown type, a missing
 or mistyped field, a huge string is turned into a ``PanelError`` whose text the panel shows
@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from ..ids import is_id
+from . import ops
 
-PROTOCOL = 1  # sent in the comm's open data and in every info; bumped on incompatible changes
-TYPES = ("hello", "approve", "answer", "stop")
-ANSWERS = ("once", "session", "deny")
+PROTOCOL = ops.PROTOCOL  # sent in the comm's open data and in every info
+TYPES = ops.literals(ops.PanelCommand, "type")  # ("hello", "approve", "answer", "stop")
+ANSWERS: tuple[str, ...] = get_args(ops.ApprovalAnswer)
 MAX_ID = 100  # characters of a turn id (the hub's: turn_ and 16 hex)
 MAX_REASON = 2000  # characters of a deny reason (the model reads it)
 MAX_ANSWER = 10_000  # characters of an answer to the question tool (session/question.py)
@@ -142,7 +143,7 @@ def default_model(config: Any) -> str:
     return ""
 
 
-def info(controller: Any, live: list[str]) -> dict[str, Any]:
+def info(controller: Any, live: list[str]) -> ops.Info:
     """What the panel's header and pickers show: tenant, model and agent (current and
     choices), the notebook's current session, the turns running now."""
     # Imported here, not at %load_ext (which must stay fast): a panel asks after that.
@@ -164,5 +165,5 @@ def info(controller: Any, live: list[str]) -> dict[str, Any]:
             "notebook": controller.notebook_path or "", "live": list(live)}
 
 
-def notice(message: str, level: str = "warning") -> dict[str, Any]:
+def notice(message: str, level: str = "warning") -> ops.PanelNotice:
     return {"kind": "notice", "message": message, "level": level}

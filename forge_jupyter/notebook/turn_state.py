@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .ops import Op
+
 OUTPUT_TAIL = 64 * 1024  # characters of live tool output kept per part for snapshots
 
 # The permission events a tool card explains itself with (who denied it, under which rule).
@@ -46,8 +48,9 @@ class TurnState:
             row["text"] = self.text_of(part_id)
         return row
 
-    def snapshot_ops(self) -> list[dict[str, Any]]:
-        ops: list[dict[str, Any]] = [{"op": "status", **self.status}]
+    def snapshot_ops(self) -> list[Op]:
+        """The ops that rebuild this state (notebook/ops.py declares them)."""
+        ops: list[Op] = [{"op": "status", **self.status}]
         ops += [{"op": "notice", **n} for n in self.notices]
         ops += [{"op": "message", "message": self.messages[k]} for k in sorted(self.messages)]
         ops += [{"op": "part", "part": self.part_row(k)} for k in sorted(self.parts)]
@@ -170,7 +173,7 @@ class TurnState:
 
     def _question(self, ev: Any, pend: Pending) -> None:
         """The question tool's card travels as an approval of kind "question": the same slot
-        in snapshots, the same header state, its own buttons (render/view.js)."""
+        in snapshots, the same header state, its own buttons (labextension/src/render/view.ts)."""
         request = {"id": ev.request_id, "part_id": ev.part_id, "tool": "question",
                    "kind": "question", "question": ev.question, "options": list(ev.options)}
         self.approvals[ev.request_id] = {"request": request, "answer": None, "reason": None}
@@ -286,8 +289,8 @@ class Pending:
         self._n += 1
         self.slots[("once", self._n)] = op
 
-    def drain(self) -> list[dict[str, Any]]:
-        ops: list[dict[str, Any]] = []
+    def drain(self) -> list[Op]:
+        ops: list[Op] = []
         for key, value in self.slots.items():
             kind = key[0]
             if kind == "message":

@@ -5,9 +5,10 @@ Front end: ``labextension/src/render/`` (marked + DOMPurify), shared with the si
 labextension and into ``static/widget.js`` + ``widget.css``. The widget's ``_esm`` is a small
 bootstrap that renders with either (``widget_code``): saved notebooks stay small.
 
-Protocol: custom widget messages, never a growing trait (docs/architecture.md, *The widget's
-protocol*): batches at most ``throttle_hz`` a second, snapshots answering a view's ``ready``
-or ``hello``; the view sends ``ready``, ``hello``, ``stop``, ``approve`` and ``answer``.
+Protocol: custom widget messages (declared in ``ops``), never a growing trait
+(docs/architecture.md, *The widget's protocol*): batches at most ``throttle_hz`` a second,
+snapshots answering a view's ``ready`` or ``hello``; the view sends ``ready``, ``hello``,
+``stop``, ``approve`` and ``answer``.
 
 A view shows at once (``show``), before the Forge and the session exist; ``follow`` then binds
 it to the session's events. When the turn ends, the widget's output is replaced by the static

@@ -7,7 +7,7 @@ parsed here by markdown-it-py (CommonMark + tables + strikethrough; every link, 
 and reference definition, in any container, goes through ``link_allowed``), and the HTML it
 yields — raw HTML the model wrote included — is re-parsed and re-serialized by nh3 (ammonia on
 html5ever) against an allowlist of tags, attributes, classes and URL schemes: the policy of the
-live widget's marked + DOMPurify (labextension/src/render/markdown.js), so a turn looks the same live and
+live widget's marked + DOMPurify (labextension/src/render/markdown.ts), so a turn looks the same live and
 in its record.
 """
 

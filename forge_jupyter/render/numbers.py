@@ -1,5 +1,5 @@
 """Durations, money and token counts as a person reads them (shared by the record, the text
-stream and the widget's text mode; the live widget's labextension/src/render/words.js says the same).
+stream and the widget's text mode; the live widget's labextension/src/render/words.ts says the same).
 Durations and money live on the ground floor (``forge_jupyter.amounts``) for the message's repr."""
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def _turn_parts(messages: Sequence[Message]) -> Iterable[tuple[Message, Any]]:
             yield m, p
 
 
-# Who decided a tool call, and how: the words the live widget uses (labextension/src/render/view.js,
+# Who decided a tool call, and how: the words the live widget uses (labextension/src/render/view.ts,
 # decisionText) for the decision a tool part keeps in ``metadata["decision"]`` — answer (once,
 # session, deny), by (widget, user, forge — no one could answer —, rule, or a name), rule, reason.
 ANSWER_WORDS = {"once": "Allowed once", "session": "Allowed for this session", "deny": "Denied"}

@@ -6,7 +6,7 @@ OpenAI's ``url_citation`` annotations (``{"url_citation": {"url", "title"}}``). 
 reads is the list of pages, each once, in the order first cited. The provider's data is
 untrusted like the model's: only an absolute http(s) URL without spaces or control characters
 becomes a link, titles are plain text, and the list is bounded. Mirrored by ``citedSources`` in
-labextension/src/render/words.js (tests/browser/test_widget_words_js.py pins that they agree).
+labextension/src/render/words.ts (tests/browser/test_widget_words_js.py pins that they agree).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ MAX_TITLE = 120  # characters of a title shown
 MAX_URL = 2048
 _BLANKS = re.compile(r"[\x00-\x20\x7f]")
 # no space, control character or Unicode blank anywhere in a link (spelled out, not \s: the
-# same characters as words.js's, whose \s differs from Python's)
+# same characters as words.ts's, whose \s differs from Python's)
 _URL = re.compile("https?://[^\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200b\u2028\u2029"
                   "\u202f\u205f\u3000\ufeff]+", re.IGNORECASE)
 

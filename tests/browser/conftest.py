@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,6 +63,21 @@ def script(model_server: FakeModelServer) -> FakeModelServer:
     return model_server
 
 
+TREE_LABEXTENSION = Path(__file__).resolve().parents[2] / "forge_jupyter" / "labextension"
+
+
+def tree_labextension(base: Path) -> dict[str, str]:
+    """JUPYTER_PATH putting this tree's built labextension before an installed one, so the page
+    runs the front end of the code under test (a worktree, an edit not yet installed)."""
+    if not (TREE_LABEXTENSION / "package.json").exists():
+        return {}
+    found = base / "jupyter-path" / "labextensions"
+    found.mkdir(parents=True)
+    (found / "forge-jupyter").symlink_to(TREE_LABEXTENSION, target_is_directory=True)
+    path = os.pathsep.join(p for p in (str(base / "jupyter-path"), os.environ.get("JUPYTER_PATH")) if p)
+    return {"JUPYTER_PATH": path}
+
+
 @pytest.fixture(scope="module")
 def lab(model_server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("lab")
@@ -78,6 +94,7 @@ def lab(model_server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory)
            "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime")}
     env.pop("FORGE_WIDGET", None)
+    env.update(tree_labextension(base))
     log = open(base / "jupyterlab.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",

@@ -2,7 +2,7 @@
 
 It answers the TurnWidget's comm_open with the view's ``ready`` (as the JS does when it
 renders), records every custom message the kernel sends to the view, and folds them the way
-``labextension/src/render/state.js`` does, so a test can compare what a view would show with the store.
+``labextension/src/render/state.ts`` does, so a test can compare what a view would show with the store.
 """
 
 from __future__ import annotations

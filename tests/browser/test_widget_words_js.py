@@ -1,34 +1,23 @@
-"""The live widget says what the record says: labextension/src/render/words.js against the Python side
-(model.STATUS_WORDS and duration, render.numbers), run under Node on the same inputs."""
+"""The live widget says what the record says: labextension/src/render/words.ts against the
+Python side (model.STATUS_WORDS and duration, render.numbers, render.sources).
+
+The inputs below and the Python side's answers to them are labextension/test/words.cases.json;
+labextension/test/words.test.ts (``npm test``, run by tests/browser/test_labextension_js.py)
+pins that words.ts gives the same answers. Here: the file is what Python answers today.
+Rewrite it with ``python -m tests.browser.test_widget_words_js``.
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from forge_jupyter import render
 from forge_jupyter.model import STATUS_WORDS, Tokens, duration
 from forge_jupyter.render.sources import cited_sources
 
-WORDS_JS = Path(__file__).resolve().parents[2] / "labextension" / "src" / "render" / "words.js"
-
-SCRIPT = """
-const w = await import(process.argv[1]);
-const cases = JSON.parse(process.argv[2]);
-console.log(JSON.stringify({
-  status: w.STATUS_WORDS,
-  duration: cases.parts.map((p) => w.duration(p)),
-  seconds: cases.seconds.map((s) => w.seconds(s)),
-  money: cases.money.map((c) => w.money(c)),
-  usage: cases.usage.map(([t, c, m]) => w.usage(t, c, m)),
-  sources: w.citedSources(cases.citations),
-  notList: [null, {}, "x", 3].map((c) => w.citedSources(c)),
-}));
-"""
+CASES_JSON = Path(__file__).resolve().parents[2] / "labextension" / "test" / "words.cases.json"
 
 PARTS = [{"time_start": 10.0, "time_end": 12.5}, {"time_start": 10.0, "time_end": None},
          {"time_start": None, "time_end": None}, {}, {"time_start": 3.0, "time_end": 3.0}]
@@ -65,29 +54,44 @@ CITATIONS = [
 ]
 
 
-def test_widget_words_and_figures_agree_with_the_python_side():
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
-    cases = {"parts": PARTS, "seconds": SECONDS, "money": MONEY, "usage": USAGE,
-             "citations": CITATIONS}
-    done = subprocess.run([node, "--input-type=module", "-e", SCRIPT, WORDS_JS.as_uri(),
-                           json.dumps(cases)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    js = json.loads(done.stdout)
-    assert js["status"] == STATUS_WORDS
-    assert js["duration"] == [duration(p) for p in PARTS]
-    assert js["seconds"] == [render.seconds(s) for s in SECONDS]
-    assert js["money"] == [render.money(c) for c in MONEY]
-    assert js["usage"] == [render.usage(Tokens(**t), c, m) for t, c, m in USAGE]
-    expected = [list(pair) for pair in cited_sources(CITATIONS)]
-    assert js["sources"] == expected
+
+def python_answers() -> dict[str, Any]:
+    """The inputs, and what the Python side says for each (JSON as the Node test reads it)."""
+    inputs = {"parts": PARTS, "seconds": SECONDS, "money": MONEY, "usage": USAGE,
+              "citations": CITATIONS}
+    python = {
+        "status": STATUS_WORDS,
+        "duration": [duration(p) for p in PARTS],
+        "seconds": [render.seconds(s) for s in SECONDS],
+        "money": [render.money(c) for c in MONEY],
+        "usage": [render.usage(Tokens(**t), c, m) for t, c, m in USAGE],
+        "sources": [list(pair) for pair in cited_sources(CITATIONS)],
+    }
+    return json.loads(json.dumps({"inputs": inputs, "python": python}))
+
+
+def cases_text() -> str:
+    return json.dumps(python_answers(), indent=1, ensure_ascii=False) + "\n"
+
+
+def test_the_node_test_cases_are_the_python_sides_answers_today():
+    assert CASES_JSON.read_text(encoding="utf-8") == cases_text(), (
+        "labextension/test/words.cases.json is stale: run python -m tests.browser.test_widget_words_js "
+        "and commit it")
+
+
+def test_the_python_side_answers_what_a_person_reads():
+    python = python_answers()["python"]
+    expected = python["sources"]
     assert [url for url, _ in expected[:4]] == [
         "https://www.python.org/downloads/", "https://docs.python.org/3/",
         'HTTPS://EX.COM/"><script>', "https://emoji.example/"]
     assert expected[0][1] == "Python <b>3.13</b> release" and expected[1][1] == expected[1][0]
     assert expected[3][1] == "🐍" * 119 + "…" and len(expected) == 20
-    assert js["notList"] == [[], [], [], []]
     # The cases above reach every branch that a person reads.
-    assert "cost unknown" in js["money"] and "$0" in js["money"]
-    assert any("tokens estimated" in u for u in js["usage"])
+    assert "cost unknown" in python["money"] and "$0" in python["money"]
+    assert any("tokens estimated" in u for u in python["usage"])
+
+
+if __name__ == "__main__":
+    CASES_JSON.write_text(cases_text(), encoding="utf-8")

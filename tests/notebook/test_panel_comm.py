@@ -18,11 +18,14 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from forge_jupyter.model_choice import PROVIDER_DEFAULTS
+from forge_jupyter.notebook import ops as protocol
 from forge_jupyter.testing import Turn, delay, text, tool_call
 from tests.notebook.nb_kernel import Result, collect, shell_reply
 from tests.tool_cells import NOTE_TOOL
 
 TARGET = "forge.panel"
+# Every message a panel receives is one notebook/ops.py declares, exactly (no extra key).
+PANEL_MESSAGE = protocol.adapter("PanelMessage")
 XSS = ['<img src=x onerror=alert(1)>', '<script>alert("x")</script>',
        '[click](javascript:alert(1))', '<svg/onload=alert(1)>', '"><iframe srcdoc="<b>">']
 
@@ -100,6 +103,7 @@ class PanelKernel:
                 self.received.setdefault(content["comm_id"], [])
             elif kind == "comm_msg" and content["comm_id"] in self.received:
                 data = json.loads(json.dumps(content["data"]))  # what a browser gets
+                PANEL_MESSAGE.validate_python(data, strict=True)
                 self.received[content["comm_id"]].append(data)
                 if on_comm is not None:
                     on_comm(content["comm_id"], data)

@@ -1,21 +1,23 @@
-// The host a TurnView (../render/view.js) talks to, for a turn shown in the panel. In a cell
+// The host a TurnView (../render/view.ts) talks to, for a turn shown in the panel. In a cell
 // the host is the anywidget model; here it is this adapter, which offers the two calls the
 // view makes — get(key) and send(msg) — and turns what the view sends into the comm's
 // messages (docs/api.md): approve and answer as they are, stop naming the turn, hello for a
-// fresh snapshot.
+// fresh snapshot. The messages' types are generated from forge_jupyter/notebook/ops.py.
+import type { PanelCommand, ViewMessage } from '../protocol.generated';
+import type { Host } from '../render/view.js';
 
 export interface ISender {
-  send(data: Record<string, unknown>): void;
+  send(data: PanelCommand): void;
   hello(): void;
 }
 
 /** A static host: the view of a stored turn sends nothing anywhere. */
-export const NO_HOST = {
+export const NO_HOST: Host = {
   get: (_key: string): unknown => undefined,
   send: (_msg: unknown): void => undefined
 };
 
-export class CommModel {
+export class CommModel implements Host {
   constructor(private readonly link: ISender, readonly turnId: string, public sessionId: string) {}
 
   /** The widget's synced traits; the panel's turns carry their state in the snapshot ops. */
@@ -23,7 +25,7 @@ export class CommModel {
     return undefined;
   }
 
-  send(msg: Record<string, unknown>): void {
+  send(msg: ViewMessage): void {
     switch (msg.type) {
       case 'approve':
         this.link.send({

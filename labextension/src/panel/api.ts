@@ -4,6 +4,8 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { Message, Part } from '../protocol.generated';
+
 export interface ISession {
   id: string;
   name: string | null;
@@ -28,22 +30,16 @@ export interface ISessionPage {
   next_cursor: string | null;
 }
 
-export interface IPart {
-  id: string;
-  message_id: string;
-  type: string;
-  [key: string]: unknown;
-}
+/** A part row as the store keeps it (server/shapes.py sends `Part.to_json()`). */
+export type IPart = Part;
 
-export interface IStoredMessage {
-  id: string;
-  role: string;
+/** A message of the timeline: its row, its parts and its place (server/shapes.message_json). */
+export interface IStoredMessage extends Message {
   parts: IPart[];
   pos: number;
   superseded: boolean;
   boundary: boolean;
   replayed: string | null; // "↻ replayed · recorded … with <model>", for a replayed message
-  [key: string]: unknown;
 }
 
 export interface IBoundary {

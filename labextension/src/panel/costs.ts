@@ -1,5 +1,5 @@
 // Cost totals of the notebook's current session, of the notebook and of today, from
-// GET /forge/api/costs, in the words the cell widget uses for money (../render/words.js).
+// GET /forge/api/costs, in the words the cell widget uses for money (../render/words.ts).
 import { h } from '../render/dom.js';
 import { count, money } from '../render/words.js';
 import { ForgeApi, ITotals } from './api';

@@ -3,6 +3,7 @@
 // same ops the kernel sends a cell widget), a compaction boundary. A turn is cut where the
 // superseded mark changes, so a block is wholly in or out of the model's view.
 import { IBoundary, IPart, IStoredMessage } from './api';
+import type { DecisionOp, TextPart } from '../protocol.generated';
 import { Op } from './protocol';
 
 export type Block =
@@ -66,7 +67,7 @@ function promptText(m: IStoredMessage): string | null {
   if (m.role !== 'user' || m.parts.some(p => p.type === 'compaction')) {
     return null;
   }
-  const texts = m.parts.filter(p => p.type === 'text' && !p.synthetic).map(p => String(p.text ?? ''));
+  const texts = m.parts.filter((p): p is TextPart => p.type === 'text' && !p.synthetic).map(p => String(p.text ?? ''));
   return texts.length ? texts.join('\n\n') : null;
 }
 
@@ -75,7 +76,7 @@ export function turnOps(messages: IStoredMessage[]): Op[] {
   const ops: Op[] = [{ op: 'status', status: 'idle', detail: {} }];
   const parts: IPart[] = [];
   for (const m of messages) {
-    const { parts: own, ...row } = m;
+    const { parts: own, ...row } = m; // (its timeline marks ride along; the view ignores them)
     ops.push({ op: 'message', message: row });
     parts.push(...own);
   }
@@ -84,10 +85,10 @@ export function turnOps(messages: IStoredMessage[]): Op[] {
   }
   for (const p of parts) {
     // Who allowed or denied a call is kept on the part (metadata.decision).
-    const meta = p.metadata as { decision?: Record<string, unknown> } | undefined;
+    const meta = p.metadata as { decision?: Partial<DecisionOp> } | undefined;
     if (meta && meta.decision && typeof meta.decision === 'object') {
       const d = meta.decision;
-      ops.push({ op: 'decision', id: p.id, answer: d.answer, by: d.by, rule: d.rule, reason: d.reason });
+      ops.push({ op: 'decision', id: p.id, answer: d.answer as string | null, by: d.by as string | null, rule: d.rule, reason: d.reason as string | null });
     }
   }
   ops.push({ op: 'done' });

@@ -5,6 +5,7 @@ import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
+import type { PanelCommand } from '../protocol.generated';
 import { IInfo, KernelMessage as ForgeMessage, parse, TARGET } from './protocol';
 
 /** Where the link stands, for the panel's header. */
@@ -106,7 +107,7 @@ export class KernelLink {
     }
   }
 
-  send(data: Record<string, unknown>): void {
+  send(data: PanelCommand): void {
     const comm = this._comm;
     if (!comm || comm.isDisposed) {
       return;

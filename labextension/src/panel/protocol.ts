@@ -1,6 +1,10 @@
 // The comm `forge.panel` as the panel speaks it (docs/api.md, "Kernel comm forge.panel"), and
 // the code of the execute_request its prompt box sends. Everything the kernel sends is checked
 // for shape before use: a kernel runs whatever its notebook ran, so its messages are data.
+// The messages' types are generated from forge_jupyter/notebook/ops.py.
+import type { Info, Op, PanelMessage, PanelNotice, Turn, TurnBatch, TurnEnd } from '../protocol.generated';
+
+export type { Op };
 
 export const TARGET = 'forge.panel';
 
@@ -9,55 +13,18 @@ export const NAME = /^[A-Za-z0-9._:/@-]+$/;
 
 export const LOAD_CODE = '%load_ext forge_jupyter';
 
-export type Op = { op: string; [key: string]: unknown };
-
-export interface IInfo {
-  kind: 'info';
-  tenant: string;
-  model: string;
-  agent: string;
-  models: string[];
-  agents: string[];
-  session_id: string;
-  notebook: string;
-  live: string[];
-}
-
-export interface ITurn {
-  kind: 'turn';
-  turn_id: string;
-  session_id: string;
-  origin: string;
-  prompt: string;
-  seq: number;
-  ops: Op[];
-}
-
-export interface IBatch {
-  kind: 'batch';
-  turn_id: string;
-  session_id: string;
-  seq: number;
-  ops: Op[];
-}
-
-export interface ITurnEnd {
-  kind: 'turn-end';
-  turn_id: string;
-  session_id: string;
-}
-
-export interface INotice {
-  kind: 'notice';
-  message: string;
-  level: string;
-}
-
-export type KernelMessage = IInfo | ITurn | IBatch | ITurnEnd | INotice;
+export type IInfo = Info;
+export type ITurn = Turn;
+export type IBatch = TurnBatch;
+export type ITurnEnd = TurnEnd;
+export type INotice = PanelNotice;
+export type KernelMessage = PanelMessage;
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const names = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && NAME.test(x)) : [];
+// Ops are passed on with their op named; their fields are the kernel's (a view ignores an op
+// it does not know).
 const ops = (v: unknown): Op[] =>
   Array.isArray(v) ? v.filter((o): o is Op => !!o && typeof o === 'object' && typeof o.op === 'string') : [];
 const seq = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -71,7 +38,7 @@ export function parse(data: unknown): KernelMessage | null {
   switch (d.kind) {
     case 'info':
       return {
-        kind: 'info', tenant: str(d.tenant), model: NAME.test(str(d.model)) ? str(d.model) : '',
+        kind: 'info', protocol: seq(d.protocol), tenant: str(d.tenant), model: NAME.test(str(d.model)) ? str(d.model) : '',
         agent: NAME.test(str(d.agent)) ? str(d.agent) : '', models: names(d.models),
         agents: names(d.agents), session_id: str(d.session_id), notebook: str(d.notebook),
         live: Array.isArray(d.live) ? d.live.filter((x): x is string => typeof x === 'string') : []

@@ -1,19 +1,24 @@
 // What the kernel's Python side says too, said the same way here: a message's status words,
-// a part's duration, durations, money and token counts. Mirrored from forge_jupyter/model.py
-// (STATUS_WORDS, duration) and forge_jupyter/render/numbers.py (seconds, money, usage);
-// tests/browser/test_widget_words_js.py runs both on the same inputs and pins that they agree.
+// a part's duration, durations, money and token counts. STATUS_WORDS is generated from
+// forge_jupyter/model.py; the rest mirrors model.duration and forge_jupyter/render/numbers.py
+// (seconds, money, usage). labextension/test/words.test.ts runs them on the inputs and the
+// Python side's answers in test/words.cases.json (tests/browser/test_widget_words_js.py writes
+// the answers and runs this test), and pins that they agree.
+import type { Tokens } from "../protocol.generated.js";
 
-export const STATUS_WORDS = { error: "Error", aborted: "Stopped", interrupted: "Interrupted" };
+export { STATUS_WORDS } from "../protocol.generated.js";
 
-const missing = (v) => v === null || v === undefined;
+type Maybe<T> = T | null | undefined;
+
+const missing = (v: unknown): v is null | undefined => v === null || v === undefined;
 
 /** Seconds from a part's start to its end; null while it is open. */
-export function duration(p) {
+export function duration(p: { time_start?: Maybe<number>; time_end?: Maybe<number> }): number | null {
   if (missing(p.time_start) || missing(p.time_end)) return null;
   return p.time_end - p.time_start;
 }
 
-export function seconds(s) {
+export function seconds(s: Maybe<number>): string {
   if (missing(s) || Number.isNaN(s)) return "";
   if (s < 1) return `${Math.max(0, Math.round(s * 1000))} ms`;
   if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`;
@@ -21,11 +26,11 @@ export function seconds(s) {
   return `${m} min ${Math.round(s - m * 60)} s`;
 }
 
-export function count(n) {
+export function count(n: Maybe<number>): string {
   return Number(n || 0).toLocaleString("en-US");
 }
 
-export function money(cost) {
+export function money(cost: Maybe<number>): string {
   // numbers.py says why: inf/NaN have no price; past a trillion, scientific notation
   if (missing(cost) || !Number.isFinite(cost)) return "cost unknown";
   if (cost === 0) return "$0";
@@ -34,7 +39,7 @@ export function money(cost) {
 }
 
 /** "1,234 in · 56 out · $0.0012 · model" (≈ and "tokens estimated" where counted locally). */
-export function usage(tokens, cost, model) {
+export function usage(tokens: Maybe<Partial<Tokens>>, cost: Maybe<number>, model: Maybe<string>): string {
   const t = tokens || {};
   const approx = t.estimated ? "≈" : "";
   const bits = [`${approx}${count(t.input)} in`, `${approx}${count(t.output)} out`];
@@ -49,17 +54,20 @@ export function usage(tokens, cost, model) {
 // no space, control character or Unicode blank anywhere in a link (as sources.py spells it)
 const SOURCE_URL = /^https?:\/\/[^\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]+$/i;
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === "object" && !Array.isArray(v);
+
 /** The pages a provider's web search cited (a text part's metadata.citations, as the wire had
  *  them: Anthropic's url/title, OpenAI's url_citation), once each, first cited first, as
  *  [url, title]; only absolute http(s) URLs, titles as plain text. Mirrors
  *  forge_jupyter/render/sources.py (cited_sources). */
-export function citedSources(citations) {
-  const out = [];
-  const seen = new Set();
-  for (const item of Array.isArray(citations) ? citations : []) {
-    if (!item || typeof item !== "object" || Array.isArray(item)) continue;
+export function citedSources(citations: unknown): [string, string][] {
+  const out: [string, string][] = [];
+  const seen = new Set<string>();
+  for (const item of Array.isArray(citations) ? citations as unknown[] : []) {
+    if (!isObject(item)) continue;
     const inner = item.url_citation;
-    const source = inner && typeof inner === "object" && !Array.isArray(inner) ? inner : item;
+    const source = isObject(inner) ? inner : item;
     const { url, title } = source;
     if (typeof url !== "string" || Array.from(url).length > 2048 || !SOURCE_URL.test(url)
         || seen.has(url)) continue;

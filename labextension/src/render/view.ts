@@ -1,8 +1,14 @@
 // The turn's DOM: a header (status, Stop), notices, then each message's parts in id order.
 // Redraws happen at most once per animation frame, and only for what changed.
+// What a part shows is decided in partEl: a new part type (forge_jupyter/model.py, typed in
+// ../protocol.generated.ts) is drawn by one more case there.
+import type {
+  CompactionPart, Message, Part, PatchPart, ReasoningPart, RetryPart, StepFinishPart, TextPart,
+  ToolPart, ViewMessage, WidgetMessage
+} from "../protocol.generated.js";
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { receive, TurnState } from "./state.js";
+import { type Asked, type Decision, isQuestion, receive, TurnState } from "./state.js";
 import { citedSources, count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
 
 const LONG_OUTPUT_LINES = 12;
@@ -10,8 +16,39 @@ const LONG_OUTPUT_CHARS = 1500;
 const LONG_DIFF_LINES = 40;
 const IMAGE_MIMES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+/** What a view talks to: the anywidget model in a cell, the panel's CommModel there. */
+export interface Host {
+  get(key: string): unknown;
+  send(msg: ViewMessage): void;
+}
+
+interface MessageNode {
+  el: HTMLElement;
+  partsEl: HTMLElement;
+  statusEl: HTMLElement;
+}
+
 export class TurnView {
-  constructor(el, model) {
+  readonly model: Host;
+  readonly state: TurnState;
+  synced: boolean;
+  private frame: number;
+  private stopping: boolean;
+  private readonly runningSince: Map<string, number>;
+  private readonly startedAt: number;
+  private readonly partNodes: Map<string, HTMLElement>;
+  private readonly messageNodes: Map<string, MessageNode>;
+  private readonly statusEl: HTMLElement;
+  private readonly elapsedEl: HTMLElement;
+  private readonly stopEl: HTMLButtonElement;
+  private readonly noticesEl: HTMLElement;
+  private readonly orphansEl: HTMLElement;
+  private readonly bodyEl: HTMLElement;
+  readonly root: HTMLElement;
+  private readonly ticker: ReturnType<typeof setInterval>;
+  private readonly resync: ReturnType<typeof setInterval>;
+
+  constructor(el: HTMLElement, model: Host) {
     this.model = model;
     this.state = new TurnState();
     // Until the first snapshot: what the kernel said at display time (a first call loading).
@@ -46,7 +83,7 @@ export class TurnView {
     this.draw();
   }
 
-  send(msg) {
+  send(msg: ViewMessage): void {
     try {
       this.model.send(msg);
     } catch (err) {
@@ -54,7 +91,7 @@ export class TurnView {
     }
   }
 
-  dispose() {
+  dispose(): void {
     clearInterval(this.ticker);
     clearInterval(this.resync);
     if (this.frame) cancelAnimationFrame(this.frame);
@@ -62,7 +99,7 @@ export class TurnView {
 
   // -- messages from the kernel ------------------------------------------------------------
 
-  onMessage(msg) {
+  onMessage(msg: WidgetMessage): void {
     const result = receive(this.state, msg, this.synced);
     if (result === "synced") {
       this.synced = true;
@@ -78,7 +115,7 @@ export class TurnView {
     this.schedule();
   }
 
-  schedule() {
+  schedule(): void {
     if (!this.frame) {
       this.frame = requestAnimationFrame(() => {
         this.frame = 0;
@@ -89,14 +126,14 @@ export class TurnView {
 
   // -- actions -----------------------------------------------------------------------------
 
-  stop() {
+  stop(): void {
     this.stopping = true;
     this.stopEl.disabled = true;
     this.stopEl.textContent = "Stopping…";
     this.send({ type: "stop" });
   }
 
-  answer(request, answer, wrap) {
+  answer(request: Asked, answer: "once" | "session" | "deny", wrap: HTMLElement): void {
     const input = wrap.querySelector("input");
     const reason = input ? input.value.trim() : "";
     for (const b of wrap.querySelectorAll("button")) b.disabled = true;
@@ -104,15 +141,15 @@ export class TurnView {
     this.send({ type: "approve", request_id: request.id, answer, reason: reason || null });
   }
 
-  reply(request, text, wrap) {
-    for (const el of wrap.querySelectorAll("button, input")) el.disabled = true;
+  reply(request: Asked, text: string, wrap: HTMLElement): void {
+    for (const el of wrap.querySelectorAll<HTMLButtonElement | HTMLInputElement>("button, input")) el.disabled = true;
     wrap.dataset.sending = "answer";
     this.send({ type: "answer", request_id: request.id, text });
   }
 
   // -- drawing -----------------------------------------------------------------------------
 
-  draw() {
+  draw(): void {
     const s = this.state;
     const d = s.dirty;
     if (d.all) {
@@ -144,35 +181,35 @@ export class TurnView {
     s.dirty = { all: false, parts: new Set(), messages: new Set(), header: false };
   }
 
-  tick() {
+  tick(): void {
     if (this.state.running) {
       this.elapsedEl.textContent = wholeSeconds((performance.now() - this.startedAt) / 1000);
     }
-    for (const el of this.root.querySelectorAll("[data-running-since]")) {
+    for (const el of this.root.querySelectorAll<HTMLElement>("[data-running-since]")) {
       const since = Number(el.dataset.runningSince);
       el.textContent = wholeSeconds((performance.now() - since) / 1000);
     }
   }
 
-  drawHeader() {
+  drawHeader(): void {
     const s = this.state;
-    let label;
-    let kind;
+    let label: string;
+    let kind: string;
     const last = s.orderedMessages().filter((m) => m.role === "assistant").pop();
     if (!s.running) {
       kind = last && last.status !== "running" ? last.status : "completed";
       label = kind === "completed" ? "Done" : STATUS_WORDS[kind] || kind;
     } else if (s.pendingApprovals().length) {
       kind = "approval";
-      label = s.pendingApprovals().some((a) => a.kind === "question")
+      label = s.pendingApprovals().some(isQuestion)
         ? "Waiting for your answer" : "Waiting for your approval";
     } else if (s.status.status === "retry") {
       kind = "retry";
-      const { attempt, wait } = s.status.detail;
+      const { attempt, wait } = s.status.detail as { attempt?: number; wait?: number };
       label = `Retrying${attempt ? ` (attempt ${attempt + 1})` : ""}${wait ? ` in ${seconds(wait)}` : ""}…`;
     } else if (s.loading) {
       kind = "loading";
-      label = s.status.detail.message || "Loading…";
+      label = (s.status.detail.message as string) || "Loading…";
     } else if (s.status.status === "compacting") {
       kind = "running";
       label = "Compacting the context…";
@@ -186,17 +223,17 @@ export class TurnView {
     if (!s.running) this.elapsedEl.textContent = "";
   }
 
-  drawNotices() {
+  drawNotices(): void {
     this.noticesEl.replaceChildren(...this.state.notices.map((n) =>
       h("div", { class: "forge-notice", "data-testid": "notice", "data-level": n.level }, n.message)));
   }
 
-  drawOrphanApprovals() {
+  drawOrphanApprovals(): void {
     const orphans = [...this.state.approvals.values()].filter((a) => !this.state.parts.has(a.part_id));
-    this.orphansEl.replaceChildren(...orphans.map((a) => this.approvalEl(a, true)).filter(Boolean));
+    this.orphansEl.replaceChildren(...orphans.map((a) => this.approvalEl(a, true)).filter((e): e is HTMLElement => !!e));
   }
 
-  messageNode(m) {
+  messageNode(m: Pick<Message, "id" | "role">): MessageNode {
     let node = this.messageNodes.get(m.id);
     if (!node) {
       const partsEl = h("div", { class: "forge-parts" });
@@ -210,7 +247,7 @@ export class TurnView {
     return node;
   }
 
-  drawMessage(m) {
+  drawMessage(m: Message): void {
     if (m.role !== "assistant" && !this.messageNodes.has(m.id)) return; // created by its parts
     const node = this.messageNode(m);
     node.el.dataset.status = m.status;
@@ -226,7 +263,7 @@ export class TurnView {
     }
   }
 
-  drawPart(p) {
+  drawPart(p: Part): void {
     const m = this.state.messages.get(p.message_id);
     if (m && m.role === "user" && p.type !== "compaction") return;
     const el = this.partEl(p, m);
@@ -248,7 +285,7 @@ export class TurnView {
     this.partNodes.set(p.id, el);
   }
 
-  partEl(p, m) {
+  partEl(p: Part, m: Message | undefined): HTMLElement | null {
     switch (p.type) {
       case "text": return this.textEl(p, m);
       case "reasoning": return this.reasoningEl(p);
@@ -271,7 +308,7 @@ export class TurnView {
     }
   }
 
-  textEl(p, m) {
+  textEl(p: TextPart, m: Message | undefined): HTMLElement {
     const streaming = p.time_end === null || p.time_end === undefined;
     const body = h("div", {
       class: `forge-text forge-md${p.synthetic ? " forge-synthetic" : ""}`,
@@ -285,12 +322,12 @@ export class TurnView {
     return sources.length ? h("div", {}, body, sourcesEl(sources)) : body;
   }
 
-  reasoningEl(p) {
+  reasoningEl(p: ReasoningPart): HTMLElement {
     const streaming = p.time_end === null || p.time_end === undefined;
     let label = "Reasoning";
     if (streaming) label = "Thinking…";
     else if (duration(p) !== null) label = `Thought for ${seconds(duration(p))}`;
-    const tail = streaming ? (p.text || "").trim().split("\n").pop().slice(-90) : "";
+    const tail = streaming ? (p.text || "").trim().split("\n").pop()!.slice(-90) : "";
     return h("details", {
       class: "forge-reasoning", "data-testid": "reasoning", "data-key": `reasoning:${p.id}`,
       "data-streaming": String(streaming),
@@ -299,21 +336,21 @@ export class TurnView {
     h("div", { class: "forge-md forge-reasoning-body" }, renderMarkdown(p.text)));
   }
 
-  toolEl(p) {
+  toolEl(p: ToolPart): HTMLElement {
     const s = this.state;
     const approval = s.approvalFor(p.id);
     const waiting = approval && approval.answer === null;
     if (p.state === "running" && !this.runningSince.has(p.id)) this.runningSince.set(p.id, performance.now());
-    let took = null;
+    let took: HTMLElement | null = null;
     if (duration(p) !== null) took = h("span", { class: "forge-duration", "data-testid": "tool-duration" }, seconds(duration(p)));
     else if (p.state === "running") {
-      const since = this.runningSince.get(p.id);
+      const since = this.runningSince.get(p.id)!;
       took = h("span", { class: "forge-duration", "data-running-since": String(since) }, wholeSeconds((performance.now() - since) / 1000));
     }
     const denied = p.state === "error" && p.metadata && p.metadata.permission === "denied";
     const decision = s.decisions.get(p.id);
-    let stateLabel = p.state;
-    if (waiting) stateLabel = approval.kind === "question" ? "awaiting your answer" : "awaiting approval";
+    let stateLabel: string = p.state;
+    if (waiting) stateLabel = isQuestion(approval) ? "awaiting your answer" : "awaiting approval";
     else if (denied) stateLabel = "denied";
     // A title that only repeats the tool's name says nothing ("variables — variables").
     const title = p.title && p.title !== p.tool ? p.title : summarizeInput(p);
@@ -346,14 +383,14 @@ export class TurnView {
     if (asked) card.append(asked);
     // Scroll live output to its end after it is in the document.
     requestAnimationFrame(() => {
-      const pre = card.querySelector(".forge-tool-live");
+      const pre = card.querySelector<HTMLElement>(".forge-tool-live");
       if (pre) pre.scrollTop = pre.scrollHeight;
     });
     return card;
   }
 
-  argsEl(p) {
-    const rows = [];
+  argsEl(p: ToolPart): HTMLElement | null {
+    const rows: HTMLElement[] = [];
     if (p.raw_input) rows.push(h("pre", {}, p.raw_input));
     for (const [key, value] of Object.entries(p.input || {})) {
       if (typeof value === "string" && (value.includes("\n") || value.length > 80)) {
@@ -368,11 +405,12 @@ export class TurnView {
       h("summary", {}, "Arguments"), rows);
   }
 
-  outputEl(p) {
+  outputEl(p: ToolPart): HTMLElement {
     const text = p.output || "(no output)";
     const lines = text.split("\n").length;
-    const note = p.metadata && p.metadata.truncated
-      ? h("div", { class: "forge-note" }, `The model saw a shortened output; the full output is saved at ${p.metadata.truncated.saved || "the session's output folder"}.`)
+    const truncated = p.metadata && p.metadata.truncated as { saved?: string } | undefined;
+    const note = truncated
+      ? h("div", { class: "forge-note" }, `The model saw a shortened output; the full output is saved at ${truncated.saved || "the session's output folder"}.`)
       : null;
     if (lines > LONG_OUTPUT_LINES || text.length > LONG_OUTPUT_CHARS) {
       return h("details", { class: "forge-tool-output", "data-testid": "tool-output", "data-key": `out:${p.id}` },
@@ -381,14 +419,14 @@ export class TurnView {
     return h("div", { class: "forge-tool-output", "data-testid": "tool-output" }, h("pre", {}, text), note);
   }
 
-  approvalEl(a, orphan) {
-    if (a.kind === "question") return this.questionEl(a);
+  approvalEl(a: Asked, orphan: boolean): HTMLElement | null {
+    if (isQuestion(a)) return this.questionEl(a);
     const wrap = h("div", { class: "forge-approval", "data-testid": "approval", "data-request-id": a.id });
     if (a.answer !== null) {
       const decision = this.state.decisions.get(a.part_id);
       wrap.dataset.answer = a.answer;
       if (a.answer === "deny" && !orphan && this.state.parts.has(a.part_id)
-          && (this.state.parts.get(a.part_id).state === "error")) {
+          && ((this.state.parts.get(a.part_id) as ToolPart).state === "error")) {
         return null; // the card says it: "denied by you, in the widget — reason"
       }
       wrap.append(h("div", { class: "forge-approval-answer", "data-testid": "approval-answer" },
@@ -403,7 +441,7 @@ export class TurnView {
       class: "forge-approval-reason", type: "text", "data-testid": "approval-reason",
       "data-key": `reason:${a.id}`, placeholder: "Reason (optional, the model reads it)",
     });
-    const button = (answer, label, testid, cls) => h("button", {
+    const button = (answer: "once" | "session" | "deny", label: string, testid: string, cls: string) => h("button", {
       type: "button", class: `forge-button ${cls}`, "data-testid": testid,
       onclick: () => this.answer(a, answer, wrap),
     }, label);
@@ -417,7 +455,7 @@ export class TurnView {
 
   // The question tool's card: the question, its options as buttons, a text box for any other
   // answer; once over, what was answered (or why not). All text nodes: nothing is HTML.
-  questionEl(a) {
+  questionEl(a: Asked & { kind: "question"; question: string; options: string[] }): HTMLElement {
     const wrap = h("div", { class: "forge-approval forge-question", "data-testid": "question",
       "data-request-id": a.id }, h("div", { class: "forge-question-text", "data-testid": "question-text" }, a.question || ""));
     if (a.answer !== null) {
@@ -430,9 +468,9 @@ export class TurnView {
     const input = h("input", {
       class: "forge-approval-reason", type: "text", maxlength: "10000", "data-testid": "question-input",
       "data-key": `answer:${a.id}`, placeholder: "Your answer (or pick an option)",
-      onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); send(input.value); } },
+      onkeydown: (e: KeyboardEvent) => { if (e.key === "Enter") { e.preventDefault(); send(input.value); } },
     });
-    const send = (text) => (text.trim() ? this.reply(a, text.trim(), wrap) : input.focus());
+    const send = (text: string): void => (text.trim() ? this.reply(a, text.trim(), wrap) : input.focus());
     const options = (a.options || []).map((o) => h("button", {
       type: "button", class: "forge-button", "data-testid": "question-option", onclick: () => send(o),
     }, o));
@@ -444,23 +482,23 @@ export class TurnView {
     return wrap;
   }
 
-  stepEl(p) {
+  stepEl(p: StepFinishPart): HTMLElement {
     return h("div", { class: "forge-step", "data-testid": "step-footer" }, usage(p.tokens, p.cost, p.model));
   }
 
-  retryEl(p) {
+  retryEl(p: RetryPart): HTMLElement {
     return h("div", { class: "forge-retry", "data-testid": "retry" },
       h("span", { class: "forge-label" }, `Retry ${p.attempt}`),
       p.wait ? ` · waited ${seconds(p.wait)}` : "", " · ", p.error);
   }
 
-  compactionEl(p) {
+  compactionEl(p: CompactionPart): HTMLElement {
     return h("div", { class: "forge-compaction", "data-testid": "compaction" },
       h("span", { class: "forge-label" }, p.auto ? "Context compacted automatically" : "Context compacted"),
       p.reason ? ` — ${p.reason}` : "");
   }
 
-  patchEl(p) {
+  patchEl(p: PatchPart): HTMLElement {
     return h("div", { class: "forge-patch", "data-testid": "patch" }, (p.files || []).map((f) => {
       const lines = (f.diff || "").split("\n");
       const pre = h("pre", { class: "forge-diff" }, lines.map((line) => {
@@ -481,23 +519,23 @@ export class TurnView {
   }
 }
 
-const ANSWER_WORDS = { once: "Allowed once", session: "Allowed for this session", deny: "Denied" };
-const WHO = { widget: "you, in the widget", panel: "you, in the side panel", user: "you", forge: "forge" };
+const ANSWER_WORDS: Record<string, string> = { once: "Allowed once", session: "Allowed for this session", deny: "Denied" };
+const WHO: Record<string, string> = { widget: "you, in the widget", panel: "you, in the side panel", user: "you", forge: "forge" };
 
 // "Denied by you, in the widget — not now", "Denied by rule python:*=deny", "Allowed once".
-function decisionText(d) {
-  const said = ANSWER_WORDS[d.answer] || String(d.answer);
+function decisionText(d: Decision | { answer: string | null; reason: string | null; by?: undefined; rule?: undefined }): string {
+  const said = ANSWER_WORDS[String(d.answer)] || String(d.answer);
   let who = "";
   if (d.by === "rule") who = d.rule ? `rule ${d.rule}` : "a rule";
   else if (d.by) who = WHO[d.by] || d.by;
   return `${said}${who ? ` by ${who}` : ""}${d.reason ? ` — ${d.reason}` : ""}`;
 }
 
-function wholeSeconds(s) {
+function wholeSeconds(s: number): string {
   return s < 60 ? `${Math.floor(s)} s` : seconds(s);
 }
 
-function summarizeInput(p) {
+function summarizeInput(p: ToolPart): string {
   const input = p.input || {};
   for (const value of Object.values(input)) {
     if (typeof value === "string" && value.trim()) {
@@ -508,21 +546,23 @@ function summarizeInput(p) {
   return "";
 }
 
-function displayEl(bundle) {
-  const label = bundle["text/plain"] || "";
+function displayEl(bundle: Record<string, unknown>): HTMLElement {
+  const label = (bundle["text/plain"] as string) || "";
   for (const mime of IMAGE_MIMES) {
-    if (typeof bundle[mime] === "string") {
+    const data = bundle[mime];
+    if (typeof data === "string") {
       return h("img", {
         class: "forge-display-image", "data-testid": "display-image", alt: label,
-        src: `data:${mime};base64,${bundle[mime].replace(/\s/g, "")}`,
+        src: `data:${mime};base64,${data.replace(/\s/g, "")}`,
       });
     }
   }
-  if (typeof bundle["image/svg+xml"] === "string") {
+  const svg = bundle["image/svg+xml"];
+  if (typeof svg === "string") {
     // As an <img>, an SVG cannot run scripts.
     return h("img", {
       class: "forge-display-image", "data-testid": "display-image", alt: label,
-      src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(bundle["image/svg+xml"])}`,
+      src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`,
     });
   }
   return h("pre", { class: "forge-display-text" }, label);
@@ -530,7 +570,7 @@ function displayEl(bundle) {
 
 // The pages a provider's web search cited for a text: links out (a new tab, no referrer),
 // titles as text; citedSources lets through absolute http(s) URLs only.
-function sourcesEl(sources) {
+function sourcesEl(sources: [string, string][]): HTMLElement {
   const links = sources.map(([url, title], i) => [i ? " · " : "", h("a", {
     href: url, title: url, target: "_blank", rel: "noopener noreferrer nofollow",
   }, title)]);

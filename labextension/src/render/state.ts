@@ -1,22 +1,71 @@
 // The turn as the front end knows it: rebuilt from a snapshot, then advanced by batches of ops.
-// Pure data, no DOM: `apply` records what changed in `dirty` for the view to redraw.
+// Pure data, no DOM: `apply` records what changed in `dirty` for the view to redraw. The ops'
+// types are generated from forge_jupyter/notebook/ops.py (../protocol.generated.ts).
+import type {
+  AnsweredOp, ApprovalRequest, DecisionOp, Message, Op, Part, QuestionRequest, WidgetMessage
+} from "../protocol.generated.js";
 
 export const OUTPUT_TAIL = 64 * 1024; // characters of live tool output kept per part
 
+/** An approval or a question tool's card, and how it was answered (null: not yet). A
+ * question's answer is "answered" with its text, or "unanswered". */
+export type Asked = (ApprovalRequest | QuestionRequest) & {
+  answer: AnsweredOp["answer"] | null;
+  reason: string | null;
+  text?: string | null;
+  by?: string | null;
+};
+
+/** Who allowed or denied a tool call. */
+export type Decision = Omit<DecisionOp, "op" | "id">;
+
+export interface Notice {
+  message: string;
+  level: string;
+}
+
+export interface Status {
+  status: string;
+  detail: Record<string, unknown>;
+}
+
+export interface Dirty {
+  all: boolean;
+  parts: Set<string>;
+  messages: Set<string>;
+  header: boolean;
+}
+
+/** What `receive` made of a message. */
+export type Received = "synced" | "waiting" | "stale" | "resync" | "applied" | "ignored";
+
+export const isQuestion = (a: Asked): a is QuestionRequest & Asked =>
+  "kind" in a && a.kind === "question";
+
 export class TurnState {
+  messages!: Map<string, Message>; // id -> message row
+  parts!: Map<string, Part>; // id -> part row (read-only: shared with other views, see delta)
+  outputs!: Map<string, string>; // part id -> live output text (tail)
+  displays!: Map<string, Record<string, unknown>[]>; // part id -> [mime bundle]
+  approvals!: Map<string, Asked>; // request id -> the card
+  decisions!: Map<string, Decision>; // tool part id -> who allowed or denied it
+  notices!: Notice[];
+  status!: Status;
+  done!: boolean;
+  seq!: number;
+  dirty!: Dirty;
+
   constructor() {
     this.reset();
   }
 
-  reset() {
-    this.messages = new Map(); // id -> message row
-    this.parts = new Map(); // id -> part row (read-only: shared with other views, see delta)
-    this.outputs = new Map(); // part id -> live output text (tail)
-    this.displays = new Map(); // part id -> [mime bundle]
-    // request id -> {id, part_id, tool, input, rule, answer, reason}; a question tool's card is
-    // one of kind "question" ({question, options}; answer "answered" with its text, or "unanswered")
+  reset(): void {
+    this.messages = new Map();
+    this.parts = new Map();
+    this.outputs = new Map();
+    this.displays = new Map();
     this.approvals = new Map();
-    this.decisions = new Map(); // tool part id -> {answer, by, rule, reason}: who allowed or denied it
+    this.decisions = new Map();
     this.notices = [];
     this.status = { status: "busy", detail: {} };
     this.done = false;
@@ -24,11 +73,11 @@ export class TurnState {
     this.dirty = { all: true, parts: new Set(), messages: new Set(), header: true };
   }
 
-  markPart(id) {
+  markPart(id: string): void {
     this.dirty.parts.add(id);
   }
 
-  apply(op) {
+  apply(op: Op): void {
     switch (op.op) {
       case "message": {
         this.messages.set(op.message.id, op.message);
@@ -43,11 +92,12 @@ export class TurnState {
       }
       case "delta": {
         // A delta before its row can only come from a missed batch; keep the text anyway.
-        const part = this.parts.get(op.id) || { id: op.id, message_id: op.message_id, type: "text", text: "" };
+        const part = (this.parts.get(op.id) || { id: op.id, message_id: op.message_id, type: "text", text: "" }) as
+          Record<string, unknown>;
         // A new row, never an edit of the old one: rows come from the kernel's messages, and
         // every view of the widget (a cloned notebook view, a second output) is handed the same
         // message object, so an edit in place would add each fragment once per view.
-        this.parts.set(op.id, { ...part, [op.field]: (part[op.field] || "") + op.text });
+        this.parts.set(op.id, { ...part, [op.field]: ((part[op.field] as string) || "") + op.text } as unknown as Part);
         this.markPart(op.id);
         break;
       }
@@ -111,38 +161,38 @@ export class TurnState {
   }
 
   // Parts in display order: ids are time-sortable, so string order is creation order.
-  orderedMessages() {
+  orderedMessages(): Message[] {
     return [...this.messages.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  partsOf(messageId) {
-    const out = [];
+  partsOf(messageId: string): Part[] {
+    const out: Part[] = [];
     for (const p of this.parts.values()) if (p.message_id === messageId) out.push(p);
     return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  pendingApprovals() {
+  pendingApprovals(): Asked[] {
     return [...this.approvals.values()].filter((a) => a.answer === null);
   }
 
-  approvalFor(partId) {
-    let found = null;
+  approvalFor(partId: string): Asked | null {
+    let found: Asked | null = null;
     for (const a of this.approvals.values()) if (a.part_id === partId) found = a;
     return found;
   }
 
-  get running() {
+  get running(): boolean {
     return !this.done && this.status.status !== "idle";
   }
 
-  get loading() {
+  get loading(): boolean {
     return !this.done && this.status.status === "loading";
   }
 }
 
 // Handles the two message kinds and the ordering between them. Returns true when the view
 // should redraw, or "resync" when a batch was missed and a fresh snapshot must be asked for.
-export function receive(state, msg, synced) {
+export function receive(state: TurnState, msg: WidgetMessage, synced: boolean): Received {
   if (msg.kind === "snapshot") {
     state.reset();
     for (const op of msg.ops) state.apply(op);

@@ -2,7 +2,7 @@
 // No scripts, event handlers, styles, forms, frames or objects; links open in a new tab with
 // rel="noopener noreferrer"; only inline data: images load (a remote image URL in model text
 // is a way to send data out of the notebook, so it becomes a plain link instead).
-import DOMPurify from "dompurify";
+import DOMPurify, { type Config } from "dompurify";
 import { Marked } from "marked";
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
@@ -14,7 +14,7 @@ const FORBID_TAGS = [
   "iframe", "frame", "frameset", "object", "embed", "applet", "audio", "video", "source",
   "track", "dialog", "template", "svg", "math", "noscript",
 ];
-const CONFIG = {
+const CONFIG: Config & { RETURN_DOM_FRAGMENT: true } = {
   USE_PROFILES: { html: true },
   FORBID_TAGS,
   FORBID_ATTR: ["style", "id", "name", "srcset", "action", "formaction", "ping", "target"],
@@ -40,17 +40,18 @@ purify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
-function unblockAsLinks(fragment) {
+function unblockAsLinks(fragment: DocumentFragment): DocumentFragment {
   for (const img of fragment.querySelectorAll("img[data-blocked-src]")) {
-    const src = img.getAttribute("data-blocked-src");
+    const src = img.getAttribute("data-blocked-src") || "";
     const label = `image: ${img.getAttribute("alt") || src || "(no address)"}`;
-    let repl;
+    let repl: HTMLElement;
     if (/^https?:\/\//i.test(src)) {
-      repl = document.createElement("a");
-      repl.href = src;
-      repl.target = "_blank";
-      repl.rel = "noopener noreferrer";
-      repl.title = "Remote images in model output are not loaded; open it yourself if you trust it";
+      const link = document.createElement("a");
+      link.href = src;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      link.title = "Remote images in model output are not loaded; open it yourself if you trust it";
+      repl = link;
     } else {
       repl = document.createElement("span");
     }
@@ -62,7 +63,7 @@ function unblockAsLinks(fragment) {
 }
 
 /** A sanitized DocumentFragment for `text` (Markdown as the model wrote it). */
-export function renderMarkdown(text) {
-  const html = marked.parse(text || "");
+export function renderMarkdown(text: string | null | undefined): DocumentFragment {
+  const html = marked.parse(text || "") as string; // a string: the parser is not async
   return unblockAsLinks(purify.sanitize(html, CONFIG));
 }
