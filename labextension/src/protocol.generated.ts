@@ -306,6 +306,7 @@ export interface StepFinishPart {
   tokens: Tokens;
   cost: number | null;
   model: string | null;
+  stopped_by_forge: "max_tokens" | "output-cap" | "budget" | null;
 }
 
 export interface StepStartPart {

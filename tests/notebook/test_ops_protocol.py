@@ -119,7 +119,7 @@ def test_the_panel_accepts_the_declared_commands_only():
     assert panel_protocol.ANSWERS == ("once", "session", "deny")
     assert panel_protocol.PROTOCOL == ops.PROTOCOL
     command = ops.adapter("PanelCommand")
-    for data in ({"type": "hello"}, {"type": "stop", "session_id": "s", "turn_id": ""},
+    for data in ({"type": "hello"}, {"type": "stop", "session_id": "ses_1", "turn_id": ""},
                  {"type": "approve", "request_id": "apr_1", "answer": "deny", "reason": "no"},
                  {"type": "answer", "request_id": "qst_1", "text": "a"}):
         command.validate_python(data, strict=True)
