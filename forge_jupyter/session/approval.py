@@ -9,13 +9,15 @@ ask is denied at once with that reason: it never hangs.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bus import ApprovalAnswered, ApprovalRequested
+from ..bus import ApprovalAnswered, ApprovalRequested, Bus
 from ..ids import new_id
 from ..model import now
+from ..tools.permission import Rule
 from .waiting import Waiting
 
 ANSWERS = ("once", "session", "deny")
@@ -45,6 +47,23 @@ Handler = Callable[[ApprovalRequest], Answer | str | None]
 
 class Approvals(Waiting[ApprovalRequest]):
     noun = "approval"
+
+    def __init__(self, bus: Bus) -> None:
+        super().__init__(bus)
+        # "Allow for session" answers, by session id: they live with the person and the process
+        # (the kernel) that gave them, never in the store — a row someone else wrote, an
+        # imported session, a copied store or a restarted kernel grants nothing.
+        self._grants: dict[str, list[Rule]] = {}
+        self._grants_lock = threading.Lock()
+
+    def grant(self, session_id: str, rule: Rule) -> None:
+        with self._grants_lock:
+            self._grants.setdefault(session_id, []).append(rule)
+
+    def granted(self, session_id: str) -> list[Rule]:
+        """This process's "allow for session" grants of ``session_id``."""
+        with self._grants_lock:
+            return list(self._grants.get(session_id, ()))
 
     async def ask(self, request: ApprovalRequest) -> Answer:
         asked = ApprovalRequested(request.session_id, request.id, request.part_id, request.tool,

@@ -10,8 +10,6 @@ session's metadata, so the next turn's permissions hold it too.
 
 from __future__ import annotations
 
-import asyncio
-
 from ..errors import ToolError
 from ..model import Event, ToolPart
 from ..tools.base import Tool
@@ -84,7 +82,7 @@ class PermissionGate:
         if answer.answer == "session":
             grant = Rule(tool.name, "*", "allow")
             self.permissions.grants.append(grant)
-            await asyncio.to_thread(remember_grant, self.session, grant)
+            remember_grant(self.session, grant)
         return None
 
 
@@ -97,11 +95,6 @@ def decided(part: ToolPart, answer: str, by: str, *, rule: str | None = None,
 
 
 def remember_grant(session: SessionHandle, grant: Rule) -> None:
-    """Keep an "allow for this session" answer in the session's metadata (the store's row and
-    the handle's copy), where the next turn's permissions read it."""
-    store = session.forge.store
-    info = store.get_session(session.id)
-    grants = [*info.metadata.get("grants", []),
-              {"tool": grant.tool, "pattern": grant.pattern, "action": grant.action}]
-    store.update_session(info.model_copy(update={"metadata": {**info.metadata, "grants": grants}}))
-    session.refresh()
+    """Keep an "allow for this session" answer for the next turns of this process (the
+    kernel): in the Forge's approvals, never in the store (``Approvals.grant``)."""
+    session.forge.approvals.grant(session.id, grant)

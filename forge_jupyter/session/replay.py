@@ -24,7 +24,6 @@ step's other calls are run, and the model takes over from there, reading the new
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -218,7 +217,7 @@ class _Replayer:
             grant = Rule("python", "*", "allow")
             if ctx.permissions is not None:
                 ctx.permissions.grants.append(grant)
-            await asyncio.to_thread(remember_grant, self.session, grant)
+            remember_grant(self.session, grant)
             return True
         if self.gate is None:
             return True

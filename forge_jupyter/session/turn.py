@@ -117,7 +117,7 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
     session_layer = [stored_rule(r) for r in meta.get("permissions", ())]
     prompt_layer = [Rule.parse(r) for r in prompt_rules]
     prompt_layer += [Rule(name, "*", "deny") for name, on in (toggles or {}).items() if not on]
-    grants = [Rule.parse(r) for r in meta.get("grants", ())]
+    grants = host.approvals.granted(info.id)  # this kernel's answers; a stored row grants nothing
     return Permissions([("agent", agent_layer), ("session", session_layer),
                         ("prompt", prompt_layer)], grants)
 

@@ -122,7 +122,34 @@ def test_allow_for_the_session_stops_asking_for_that_tool(make_forge, server):
     s.prompt("save a")
     s.prompt("save b")
     assert changed == ["a", "b"] and len(asked) == 1
-    assert s.refresh().metadata["grants"] == [{"tool": "save", "pattern": "*", "action": "allow"}]
+    assert [(g.tool, g.pattern, g.action) for g in forge.approvals.granted(s.id)] == [
+        ("save", "*", "allow")]
+    assert "grants" not in s.refresh().metadata  # this kernel's answer, never the store's
+
+
+def test_a_grant_lasts_for_the_kernel_and_no_stored_row_grants(make_forge, server):
+    # "Allow for session" lives with the process that gave it: a restarted kernel (a new Forge
+    # on the same store) asks again, and grants written into the session's row — by another
+    # program, a copied store, an older version — grant nothing, however they are spelled.
+    server.add(Turn([tool_call("save", {"name": "a"})]), Turn.text("1"),
+               Turn([tool_call("save", {"name": "b"})]), Turn.text("2"),
+               Turn([tool_call("save", {"name": "c"})]), Turn.text("3"))
+    first = make_forge(db="duckdb")
+    _tools(first)
+    first.on_approval(lambda r: "session")
+    s = first.session("s")
+    s.prompt("save a")
+    info = first.store.get_session(s.id)
+    planted = [{"tool": "save", "pattern": "*", "action": "allow"}, "save=allow", "*:*=allow"]
+    first.store.update_session(info.model_copy(update={"metadata": {**info.metadata,
+                                                                    "grants": planted}}))
+    again = make_forge(db="duckdb")
+    changed = _tools(again)
+    asked = []
+    again.on_approval(lambda r: (asked.append(r.tool), "once")[1])
+    again.session(s.id).prompt("save b")
+    again.session(s.id).prompt("save c")
+    assert asked == ["save", "save"] and changed == ["b", "c"]
 
 
 def test_a_prompt_is_refused_while_an_approval_is_pending(make_forge, server):
