@@ -42,35 +42,10 @@ BACKENDS: dict[str, Callable[[Path], Database]] = {
 }
 
 
-@pytest.fixture(scope="session")
-def pg_contract(pg_cluster):
-    """The run's contract database, migrated once, and the application role the stores log in as."""
-    from forge_jupyter.store.postgres_schema import migrate
-
-    db = pg_cluster.create_database("forge_contract")
-    app = db.create_app_role("forge_contract_app")
-    migrate(db.owner_dsn, (app.name,))
-    return db, app
-
-
-def empty_tables(owner_dsn: str) -> None:
-    """Every table of the schema emptied but ``forge_schema`` (the migration stays applied);
-    a lock left by a store that did not close fails here in seconds, naming the table."""
-    import psycopg
-
-    with psycopg.connect(owner_dsn, autocommit=True) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema() "
-            "AND tablename <> 'forge_schema' ORDER BY tablename")]
-        conn.execute("SET lock_timeout = '10s'")
-        conn.execute(f"TRUNCATE {', '.join(tables)}")  # type: ignore[arg-type]  # catalogue names
-
-
 def postgres_backend(request: pytest.FixtureRequest) -> Database:
     from forge_jupyter.store.postgres import PostgresStore
 
-    db, app = request.getfixturevalue("pg_contract")
-    empty_tables(db.owner_dsn)
+    db, app = request.getfixturevalue("pg_empty")  # the run's database, emptied (tests/pg_cluster.py)
     dsn = db.cluster.dsn(app.name, app.password, db.name)
     opened: list[PostgresStore] = []
 
