@@ -1,5 +1,12 @@
-"""One JupyterLab server and one headless Chromium for the module; a fake model server that
-the kernels reach over loopback (FORGE_API_BASE), scripted by each test before it runs cells.
+"""One JupyterLab server, one headless Chromium and one fake model server for the whole run
+(starting them was most of this folder's time: a Lab and a Chromium per module before).
+
+Each test module still starts from what it had with a server of its own: its own folder
+under the Lab's root (``lab.root``: its notebooks, its kernels' working directory), an empty
+store (the DuckDB file the kernels and the REST API share is deleted when a module starts,
+its kernels shut down), no kernel running, and an empty script on the model server. The
+kernels reach the model server over loopback (FORGE_API_BASE); each test scripts it before
+it runs cells.
 
 Chromium is Debian's /usr/bin/chromium (installed with apt-get when missing and possible),
 never Playwright's download.
@@ -22,7 +29,7 @@ import pytest
 
 from forge_jupyter.testing import FakeModelServer
 from tests.browser.kernel_frontend import kernel_env
-from tests.browser.lab_helpers import ARTIFACTS, Lab
+from tests.browser.lab_helpers import ARTIFACTS, Lab, module_lab
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -49,21 +56,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def model_server() -> Iterator[FakeModelServer]:
     with FakeModelServer() as server:
         yield server
 
 
-@pytest.fixture
-def script(model_server: FakeModelServer) -> FakeModelServer:
-    """The module's fake model server with an empty script (a failed test leaves no turns)."""
+@pytest.fixture(scope="module", autouse=True)
+def module_model_server(model_server: FakeModelServer) -> FakeModelServer:
+    """A module starts with no turn scripted and no request recorded by another module."""
     model_server.clear()
     return model_server
 
 
-@pytest.fixture(scope="module")
-def lab(model_server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+@pytest.fixture
+def script(model_server: FakeModelServer) -> FakeModelServer:
+    """The run's fake model server with an empty script (a failed test leaves no turns)."""
+    model_server.clear()
+    return model_server
+
+
+@pytest.fixture(scope="session")
+def lab_server(model_server: FakeModelServer,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The run's JupyterLab; test modules use it through ``lab`` (their own folder)."""
     base = tmp_path_factory.mktemp("lab")
     root = base / "root"
     root.mkdir()
@@ -85,7 +101,7 @@ def lab(model_server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory)
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
          f"--ServerApp.root_dir={root}"],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = Lab(root, port, token, proc)
+    server = Lab(root, port, token, proc, base)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -109,6 +125,12 @@ def lab(model_server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture(scope="module")
+def lab(lab_server: Lab, request: pytest.FixtureRequest) -> Lab:
+    """The run's JupyterLab from this module's own folder, with an empty store and no kernel."""
+    return module_lab(lab_server, request.module.__name__.rsplit(".", 1)[-1])
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     why = ensure_chromium()
     if why is not None:
