@@ -65,7 +65,7 @@ def model_server() -> Iterator[FakeModelServer]:
 @pytest.fixture(scope="module", autouse=True)
 def module_model_server(model_server: FakeModelServer) -> FakeModelServer:
     """A module starts with no turn scripted and no request recorded by another module."""
-    model_server.clear()
+    model_server.reset()
     return model_server
 
 
