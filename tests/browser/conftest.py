@@ -14,14 +14,9 @@ never Playwright's download.
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,7 +24,7 @@ import pytest
 
 from forge_jupyter.testing import FakeModelServer
 from tests.browser.kernel_frontend import kernel_env
-from tests.browser.lab_helpers import ARTIFACTS, Lab, module_lab
+from tests.browser.lab_helpers import ARTIFACTS, Lab, module_lab, running_lab
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -48,12 +43,6 @@ def ensure_chromium() -> str | None:
         if done.returncode != 0:
             return f"/usr/bin/chromium is missing and `{' '.join(cmd)}` failed: {done.stderr[-300:]}"
     return None if os.path.exists(CHROMIUM) else "apt-get installed chromium but not at /usr/bin/chromium"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -81,47 +70,8 @@ def lab_server(model_server: FakeModelServer,
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The run's JupyterLab; test modules use it through ``lab`` (their own folder)."""
     base = tmp_path_factory.mktemp("lab")
-    root = base / "root"
-    root.mkdir()
-    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    token, port = secrets.token_hex(16), free_port()
-    env = {**os.environ, **kernel_env(model_server, base),
-           "JUPYTER_CONFIG_DIR": str(base / "config"),
-           "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-           "JUPYTER_RUNTIME_DIR": str(base / "runtime")}
-    env.pop("FORGE_WIDGET", None)
-    log = open(base / "jupyterlab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
-         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--ServerApp.root_dir={root}"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = Lab(root, port, token, proc, base)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            server.api("/api/status")
-            break
-        except Exception:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
-            time.sleep(0.25)
-    yield server
-    try:
-        server.shutdown_kernels()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with running_lab(kernel_env(model_server, base), base) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,15 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 import subprocess
+import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +115,61 @@ class Lab:
                 self.api(f"/api/kernels/{k['id']}", method="DELETE")
             except Exception:
                 pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running_lab(kernel_env: dict[str, str], base: Path) -> Iterator[Lab]:
+    """A JupyterLab server in ``base`` (its root, config, settings, runtime and log there),
+    its kernels started with ``kernel_env``; stopped at the end."""
+    root = base / "root"
+    root.mkdir()
+    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    token, port = secrets.token_hex(16), free_port()
+    env = {**os.environ, **kernel_env,
+           "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime")}
+    env.pop("FORGE_WIDGET", None)
+    log = open(base / "jupyterlab.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--ServerApp.root_dir={root}"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Lab(root, port, token, proc, base)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            server.api("/api/status")
+            break
+        except Exception:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
+            time.sleep(0.25)
+    try:
+        yield server
+    finally:
+        try:
+            server.shutdown_kernels()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
 
 
 def module_lab(server: Lab, folder: str) -> Lab:

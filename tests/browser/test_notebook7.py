@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
-from tests.browser.lab_helpers import ARTIFACTS, Lab, module_lab
+from tests.browser.kernel_frontend import kernel_env
+from tests.browser.lab_helpers import ARTIFACTS, Lab, running_lab
 
 pytestmark = pytest.mark.slow
 
@@ -31,12 +33,15 @@ NB7_OWN_ERROR = "Cannot read properties of undefined (reading 'schema')"
 
 
 @pytest.fixture(scope="module")
-def lab(lab_server: Lab) -> Lab:
-    """The run's Lab from its root, not from a folder of this module's own: Notebook 7's page,
-    opening a notebook in a subfolder, restores its file browser there with
+def lab(model_server, tmp_path_factory) -> Iterator[Lab]:
+    """A JupyterLab of this module's own, its notebook at the root, as before the browser
+    tests shared one: Notebook 7's page restores its file browser to a notebook's folder with
     ``filebrowser:open-path``, a command that page does not register (a page error from
-    Notebook's own bundle, whatever the notebook holds)."""
-    return module_lab(lab_server, "")
+    Notebook's own bundle), and in a Lab other modules have used it does so even from the
+    root. One server start for one test, until that is understood."""
+    base = tmp_path_factory.mktemp("lab-nb7")
+    with running_lab(kernel_env(model_server, base), base) as server:
+        yield server
 
 
 class Notebook7:
