@@ -88,26 +88,24 @@ def step_cost(model: str, tokens: Tokens) -> float | None:
     return float(prompt_cost) + float(completion_cost)
 
 
-def input_price(model: str) -> float | None:
-    """USD per input token, or None for a model the price table does not know."""
-    lm = litellm()
+def _price(model: str, key: str) -> float | None:
+    """One entry of litellm's bundled price table, or None for a model it does not know."""
     try:
-        info = lm.get_model_info(model=model)
+        info = litellm().get_model_info(model=model)
     except Exception:
         return None
-    price = info.get("input_cost_per_token")
+    price = info.get(key)
     return float(price) if price is not None else None
+
+
+def input_price(model: str) -> float | None:
+    """USD per input token, or None for a model the price table does not know."""
+    return _price(model, "input_cost_per_token")
 
 
 def output_price(model: str) -> float | None:
     """USD per output token, or None for a model the price table does not know."""
-    lm = litellm()
-    try:
-        info = lm.get_model_info(model=model)
-    except Exception:
-        return None
-    price = info.get("output_cost_per_token")
-    return float(price) if price is not None else None
+    return _price(model, "output_cost_per_token")
 
 
 def context_window(model: str) -> tuple[int | None, int | None]:
