@@ -32,7 +32,7 @@ from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.step_cap import Spending  # noqa: E402
 from forge_jupyter.session.tool_call import run_call, run_calls  # noqa: E402
 from forge_jupyter.session.writer import Writer  # noqa: E402
-from forge_jupyter.store.memory import MemoryStore  # noqa: E402
+from forge_jupyter.store.inmemory.store import MemoryStore  # noqa: E402
 from forge_jupyter.store.projection import Projection  # noqa: E402
 from forge_jupyter.tools.arguments import parse_arguments  # noqa: E402
 from forge_jupyter.tools.base import tool_from_function  # noqa: E402

@@ -39,7 +39,7 @@ from forge_jupyter.model import (  # noqa: E402
     Tokens,
     now,
 )
-from forge_jupyter.store.duckdb import DuckDBStore  # noqa: E402
+from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart  # noqa: E402
 from forge_jupyter.testing import FakeModelServer, Turn  # noqa: E402
 

@@ -42,8 +42,8 @@ from forge_jupyter.session.compaction import SUMMARY_INSTRUCTIONS  # noqa: E402
 from forge_jupyter.session.retry import RetryPolicy  # noqa: E402
 from forge_jupyter.session.view import load_view  # noqa: E402
 from forge_jupyter.store.base import Store  # noqa: E402
-from forge_jupyter.store.duckdb import DuckDBStore  # noqa: E402
-from forge_jupyter.store.memory import MemoryStore  # noqa: E402
+from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
+from forge_jupyter.store.inmemory.store import MemoryStore  # noqa: E402
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart  # noqa: E402
 from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call  # noqa: E402
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from forge_jupyter.copy import SCAN_FACTOR, copy_sessions, plan
 from forge_jupyter.model import Message, SessionInfo, TextPart
 from forge_jupyter.store.base import Store
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, Op, PutMessage, PutPart
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -66,8 +66,8 @@ def main() -> None:
     print(f"{args.sessions} sessions x {args.messages} messages x 3 parts = {rows} rows "
           f"(load {os.getloadavg()[0]:.1f})")
     with pg_cluster_running() as cluster:
-        from forge_jupyter.store.postgres import PostgresStore
-        from forge_jupyter.store.postgres_schema import migrate
+        from forge_jupyter.store.postgres.schema import migrate
+        from forge_jupyter.store.postgres.store import PostgresStore
 
         def postgres() -> Store:
             db = cluster.create_database()

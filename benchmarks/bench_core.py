@@ -40,7 +40,7 @@ from forge_jupyter.model import Message, SessionInfo, TextPart, Tokens  # noqa: 
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.writer import Writer  # noqa: E402
-from forge_jupyter.store.memory import MemoryStore  # noqa: E402
+from forge_jupyter.store.inmemory.store import MemoryStore  # noqa: E402
 from forge_jupyter.store.projection import Projection  # noqa: E402
 from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call  # noqa: E402
 from forge_jupyter.tools.base import tool_from_function  # noqa: E402

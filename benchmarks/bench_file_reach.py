@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.tools.base import ToolContext
 from forge_jupyter.tools.grep import grep
 from forge_jupyter.tools.nofollow import open_inside

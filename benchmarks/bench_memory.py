@@ -26,8 +26,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter.memory import LongTermMemory  # noqa: E402
-from forge_jupyter.store.duckdb import DuckDBStore  # noqa: E402
-from forge_jupyter.store.memory import MemoryStore  # noqa: E402
+from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
+from forge_jupyter.store.inmemory.store import MemoryStore  # noqa: E402
 from forge_jupyter.testing import FakeModelServer  # noqa: E402
 
 WORDS = ("revenue churn region cohort retention forecast warehouse query join median window "

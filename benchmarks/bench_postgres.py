@@ -98,7 +98,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from pg_cluster import pg_cluster_running
 
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
 
     with pg_cluster_running() as cluster, tempfile.TemporaryDirectory() as tmp:
         db = cluster.create_database("bench")

@@ -44,12 +44,12 @@ from pg_cluster import pg_cluster_running  # noqa: E402
 
 from forge_jupyter import frames  # noqa: E402
 from forge_jupyter.model import Message, SessionInfo, StepFinishPart, now  # noqa: E402
-from forge_jupyter.store import postgres_copy  # noqa: E402
-from forge_jupyter.store.duckdb import DuckDBStore  # noqa: E402
+from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart  # noqa: E402
-from forge_jupyter.store.postgres import PostgresStore  # noqa: E402
-from forge_jupyter.store.postgres_schema import migrate  # noqa: E402
-from forge_jupyter.store.schema import TENANT_TABLES  # noqa: E402
+from forge_jupyter.store.postgres import tenant_copy as postgres_copy  # noqa: E402
+from forge_jupyter.store.postgres.schema import migrate  # noqa: E402
+from forge_jupyter.store.postgres.store import PostgresStore  # noqa: E402
+from forge_jupyter.store.sql.tables import TENANT_TABLES  # noqa: E402
 
 # costs(by="day") as a person would write it for forge.sql
 PERSON = """

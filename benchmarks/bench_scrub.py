@@ -30,7 +30,7 @@ from forge_jupyter.scrub import Scrubber  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.writer import Writer  # noqa: E402
-from forge_jupyter.store.memory import MemoryStore  # noqa: E402
+from forge_jupyter.store.inmemory.store import MemoryStore  # noqa: E402
 from forge_jupyter.store.projection import Projection  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

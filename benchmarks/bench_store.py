@@ -45,12 +45,12 @@ from forge_jupyter.model import (
     now,
     part_from_json,
 )
-from forge_jupyter.store import duckdb_reads
 from forge_jupyter.store.base import collector_paused
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.plan import MessageState, PartState, SessionState, WriteState, plan_write
+from forge_jupyter.store.sql import reads as duckdb_reads
 
 TEXT = "The quick brown fox jumps over the lazy dog. " * 6  # ~270 characters, a short paragraph
 

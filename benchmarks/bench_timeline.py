@@ -36,8 +36,8 @@ from bench_store import _session_ops  # noqa: E402 - the same session bench_stor
 
 from forge_jupyter import frames  # noqa: E402
 from forge_jupyter.model import Message, SessionInfo, Tokens  # noqa: E402
-from forge_jupyter.store.duckdb import DuckDBStore  # noqa: E402
-from forge_jupyter.store.trusted import _built  # noqa: E402
+from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
+from forge_jupyter.store.rows_to_models import _built  # noqa: E402
 
 
 def _load() -> str:

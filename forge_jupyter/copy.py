@@ -31,7 +31,7 @@ from typing import Any
 from .errors import DuplicateId, ForgeError, NotFound, SessionDeleted
 from .model import Event, Message, SessionInfo
 from .store.base import Store
-from .store.memory import MemoryStore
+from .store.inmemory.store import MemoryStore
 from .store.ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 

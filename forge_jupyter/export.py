@@ -41,7 +41,7 @@ from .model import Event, Message, SessionInfo, now, part_from_json
 from .scrub import Scrubber
 from .session.recovery import close_open_parts
 from .store.base import Store
-from .store.memory import MemoryStore
+from .store.inmemory.store import MemoryStore
 from .store.ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 FORMAT = "forge-jupyter.session"
@@ -297,9 +297,9 @@ def export_parquet(store: Store, view_name: str, path: str | os.PathLike[str]) -
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .store.query import scoped
-    from .store.sandbox import snapshot
-    from .store.views import view
+    from .store.query.sandbox import snapshot
+    from .store.sql.scoped import scoped
+    from .store.sql.views import view
 
     view(view_name)  # a clear error for a name that is not a view
     with snapshot(store, view_name) as con:

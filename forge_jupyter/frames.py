@@ -41,7 +41,7 @@ from .frame_columns import (
 )
 from .frame_display import HISTORY_DISPLAY, SESSIONS_DISPLAY, ReadableFrame
 from .ids import check_id, looks_like_id, match_short
-from .store.query import select
+from .store.sql.scoped import select
 
 if TYPE_CHECKING:
     from .store.base import Store
@@ -169,7 +169,7 @@ def selecting(store: Store) -> Iterator[Callable[[str, Sequence[Any] | None], pd
         with store.reading() as con:
             yield lambda sql, params: select(con, sql, params, store.tenant_id)
         return
-    from .store.postgres_select import select_native
+    from .store.postgres.select import select_native
 
     with store.reading() as pg:
         yield lambda sql, params: select_native(pg, sql, params)
@@ -370,6 +370,6 @@ def sql(store: Store, text: str, params: Sequence[Any] | dict[str, Any] | None =
     """One read-only SELECT a person wrote, over this tenant's tables and views
     (docs/schema.md). It runs in a DuckDB of its own holding only this tenant's rows
     (store/sandbox.py), not on the store: no spelling of a name reaches another tenant."""
-    from .store.sandbox import tenant_sql
+    from .store.query.sandbox import tenant_sql
 
     return utc_times(tenant_sql(store, text, params))

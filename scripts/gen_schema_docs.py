@@ -35,10 +35,10 @@ from forge_jupyter.model import (
     Tokens,
     ToolPart,
 )
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
-from forge_jupyter.store.schema import LATEST
-from forge_jupyter.store.views import VIEW_NAMES, VIEWS
+from forge_jupyter.store.sql.tables import LATEST
+from forge_jupyter.store.sql.views import VIEW_NAMES, VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "schema.md"
@@ -286,7 +286,7 @@ def postgres_columns(owner_dsn: str) -> PgColumns:
     the package's own migrations brought to the latest version."""
     import psycopg
 
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
 
     migrate(owner_dsn)
     with psycopg.connect(owner_dsn) as con:

@@ -15,7 +15,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..store.memory_index import MemoryIndex, StoredChunk
+from ..store.sql.memory_index import MemoryIndex, StoredChunk
 from .chunks import terms
 from .embed import Embedder, EmbeddingUnavailable
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..model import Message
 from ..scrub import valid_text
 from ..store.base import Store
-from ..store.memory_index import MemoryIndex
+from ..store.sql.memory_index import MemoryIndex
 from .embed import Embedder
 from .flush import log_entry
 from .folder import DEFAULT_DIR, MemoryFolder

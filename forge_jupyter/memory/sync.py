@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from ..errors import DuplicateId, ToolError
-from ..store.memory_index import ChunkRow, FileState, MemoryIndex
+from ..store.sql.memory_index import ChunkRow, FileState, MemoryIndex
 from .chunks import chunk_markdown, term_counts
 from .embed import Embedder, EmbeddingUnavailable
 from .folder import MemoryFolder, log_date

@@ -26,8 +26,8 @@ def store_path(db: str) -> Path | None:
     """The file ``Forge.db`` names, as the kernels resolve it; None for ``:memory:``, which
     no other process can read, and for a PostgreSQL URL (never a path: no folder is made
     from it; the reader connects to it instead)."""
-    from ..store.duckdb import default_db_path
-    from ..store.postgres_schema import is_postgres_url
+    from ..store.duckdb.store import default_db_path
+    from ..store.postgres.schema import is_postgres_url
 
     if db == ":memory:" or is_postgres_url(db):
         return None
@@ -35,7 +35,7 @@ def store_path(db: str) -> Path | None:
 
 
 def reader_for(serverapp: Any) -> HistoryReader:
-    from ..store.postgres_schema import is_postgres_url
+    from ..store.postgres.schema import is_postgres_url
 
     config = ForgeConfig(parent=serverapp)
     if is_postgres_url(config.db):  # the kernels' database, read as the same tenant

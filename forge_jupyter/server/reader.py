@@ -136,7 +136,7 @@ class HistoryReader:
     def where(self) -> str:
         """What the log says this reader reads (a URL without its password)."""
         if self.url is not None:
-            from ..store.postgres import describe
+            from ..store.postgres.store import describe
 
             return describe(self.url)
         return str(self.path) if self.path is not None else "no file"
@@ -146,8 +146,8 @@ class HistoryReader:
         if self.url is not None:
             with self._guard:
                 if self._store is None:  # its pool opens on the first read, and stays
-                    from ..store.postgres import PostgresStore
-                    from ..store.postgres_schema import tenant_for
+                    from ..store.postgres.schema import tenant_for
+                    from ..store.postgres.store import PostgresStore
 
                     self._store = PostgresStore(self.url, tenant_id=tenant_for(self.tenant))
                 return self._store
@@ -155,7 +155,7 @@ class HistoryReader:
             return None
         with self._guard:
             if self._store is None:  # kept: it holds no handle while idle, only its settings
-                from ..store.duckdb import DEFAULT_LOCK_TIMEOUT, DuckDBStore
+                from ..store.duckdb.store import DEFAULT_LOCK_TIMEOUT, DuckDBStore
 
                 timeout = self.lock_timeout or DEFAULT_LOCK_TIMEOUT
                 self._store = DuckDBStore(self.path, tenant_id=self.tenant, lock_timeout=timeout)

@@ -210,7 +210,7 @@ class Store(ABC):
         (views.VIEW_NAMES) stands for this tenant's rows only: the query runs in a DuckDB of
         its own holding nothing else, which cannot write (sandbox.py).
         """
-        from .sandbox import tenant_sql
+        from .query.sandbox import tenant_sql
 
         return tenant_sql(self, query, params)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .views import VIEWS
+from .sql.views import VIEWS
 
 # functions the translated views call; owned by the schema's owner, run by anyone
 FUNCTIONS = (

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
-from ..store.sqlcheck import Checked, ReadOnlySQL, check_select, nodes
+from ..store.query.check import Checked, ReadOnlySQL, check_select, nodes
 from .base import Tool, ToolContext, ToolResult
 from .nowrite import confined
 from .paths import locate
@@ -224,7 +224,7 @@ def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence,
          stop: Stop) -> str:
     import duckdb
 
-    from ..store.sandbox import locked_connection
+    from ..store.query.sandbox import locked_connection
 
     frames = _frames(namespace)
     # DuckDB may open exactly the files the shared check approved (allowed_paths), no other

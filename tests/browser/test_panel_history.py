@@ -22,7 +22,7 @@ from forge_jupyter.session.prompt import run_sync
 from forge_jupyter.session.replay import replay_async
 from forge_jupyter.session.replay_match import find_recording
 from forge_jupyter.session.retry import RetryPolicy
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import Turn, reasoning, text, tool_call
 from tests.browser.lab_helpers import NotebookPage

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter.store.base import Store
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryDatabase, MemoryStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryDatabase, MemoryStore
 
 Database = Callable[[str], Store]
 
@@ -44,7 +44,7 @@ BACKENDS: dict[str, Callable[[Path], Database]] = {
 @pytest.fixture(scope="session")
 def pg_template(pg_cluster):
     """A migrated database to copy per test, and the application role the stores log in as."""
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
 
     template = pg_cluster.create_database("forge_contract_template")
     app = template.create_app_role("forge_contract_app")
@@ -53,7 +53,7 @@ def pg_template(pg_cluster):
 
 
 def postgres_backend(request: pytest.FixtureRequest) -> Database:
-    from forge_jupyter.store.postgres import PostgresStore
+    from forge_jupyter.store.postgres.store import PostgresStore
     from tests.pg_cluster import PgDatabase
 
     template, app = request.getfixturevalue("pg_template")

@@ -14,7 +14,7 @@ import pytest
 from forge_jupyter.bus import Bus, PartDelta, PartUpdated
 from forge_jupyter.model import Message, ToolPart
 from forge_jupyter.session.writer import Writer
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.projection import Projection
 from forge_jupyter.testing import Turn, reasoning, text
 

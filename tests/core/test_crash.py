@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter.session import runner
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.testing import Turn, text, tool_call
 
 WORKER = str(Path(__file__).with_name("crash_worker.py"))

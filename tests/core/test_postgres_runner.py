@@ -14,8 +14,8 @@ from forge_jupyter.model import Message, TextPart, now
 from forge_jupyter.session import runner
 from forge_jupyter.session.recovery import recover
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
-from forge_jupyter.store.postgres import PostgresStore
-from forge_jupyter.store.postgres_schema import migrate
+from forge_jupyter.store.postgres.schema import migrate
+from forge_jupyter.store.postgres.store import PostgresStore
 from forge_jupyter.testing import Turn, delay, text, tool_call
 from forge_jupyter.tools.base import Tool, ToolResult
 

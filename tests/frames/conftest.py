@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter import Forge
-from forge_jupyter.store.memory import MemoryDatabase, MemoryStore
+from forge_jupyter.store.inmemory.store import MemoryDatabase, MemoryStore
 from forge_jupyter.testing import FakeModelServer
 from tests.frames.frames_helpers import Run, make_forge, script
 

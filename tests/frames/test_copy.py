@@ -16,7 +16,7 @@ import pytest
 
 from forge_jupyter.copy import SCAN_FACTOR, CopyFailed, _known_messages, read_session, verify
 from forge_jupyter.model import TextPart
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from tests.frames.frames_helpers import all_events, live_sessions
 
 
@@ -252,8 +252,8 @@ def test_the_command_line(run, tmp_path):
 
 
 def test_duckdb_to_postgresql_and_back(run, pg_database, tmp_path):
-    from forge_jupyter.store.postgres import PostgresStore
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
+    from forge_jupyter.store.postgres.store import PostgresStore
 
     app = pg_database.create_app_role()
     migrate(pg_database.owner_dsn, (app.name,))

@@ -16,9 +16,9 @@ import pytest
 
 from forge_jupyter import frames
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store.postgres import PostgresStore
-from forge_jupyter.store.postgres_schema import migrate
-from forge_jupyter.store.views import VIEW_NAMES
+from forge_jupyter.store.postgres.schema import migrate
+from forge_jupyter.store.postgres.store import PostgresStore
+from forge_jupyter.store.sql.views import VIEW_NAMES
 from tests.frames.frames_helpers import make_forge, script
 
 

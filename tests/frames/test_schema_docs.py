@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from forge_jupyter.store.schema import TENANT_TABLES
-from forge_jupyter.store.views import VIEW_NAMES
+from forge_jupyter.store.sql.tables import TENANT_TABLES
+from forge_jupyter.store.sql.views import VIEW_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "gen_schema_docs.py"

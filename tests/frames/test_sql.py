@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from forge_jupyter.errors import ForgeError
-from forge_jupyter.store.sqlcheck import ReadOnlySQL
-from forge_jupyter.store.views import VIEW_NAMES
+from forge_jupyter.store.query.check import ReadOnlySQL
+from forge_jupyter.store.sql.views import VIEW_NAMES
 
 WRITES = [
     "DELETE FROM part",

@@ -18,10 +18,10 @@ import pytest
 
 from forge_jupyter.errors import ForgeError, NotFound
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store import sandbox
-from forge_jupyter.store.memory import MemoryDatabase, MemoryStore
-from forge_jupyter.store.sqlcheck import ReadOnlySQL
-from forge_jupyter.store.views import VIEW_NAMES
+from forge_jupyter.store.inmemory.store import MemoryDatabase, MemoryStore
+from forge_jupyter.store.query import sandbox
+from forge_jupyter.store.query.check import ReadOnlySQL
+from forge_jupyter.store.sql.views import VIEW_NAMES
 from forge_jupyter.testing import Turn
 from tests.frames.frames_helpers import make_forge
 
@@ -257,8 +257,8 @@ def test_a_killed_process_leaves_no_copy_behind_for_long(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-        from forge_jupyter.store.duckdb import DuckDBStore
-        from forge_jupyter.store import sandbox
+        from forge_jupyter.store.duckdb.store import DuckDBStore
+        from forge_jupyter.store.query import sandbox
         DuckDBStore({str(db)!r}).sql("SELECT count(*) AS n FROM messages")
         print(*[c.folder for c in sandbox._copies.values()], flush=True)
         if sys.argv[1] == "die":

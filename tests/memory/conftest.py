@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter.memory import LongTermMemory, Weights
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from tests.memory.memory_fixture import FIXTURE, TODAY, write_fixture  # noqa: F401 - fixtures use them
 
 

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from forge_jupyter.memory import LongTermMemory
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from tests.memory.memory_fixture import FIXTURE, TODAY, write_fixture
 
 
@@ -100,8 +100,8 @@ def _hybrid(store, folder, server) -> list[tuple[str, int, float]]:
 
 
 def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database, fake_model_server):
-    from forge_jupyter.store.postgres import PostgresStore
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
+    from forge_jupyter.store.postgres.store import PostgresStore
 
     app = pg_database.create_app_role()
     migrate(pg_database.owner_dsn, (app.name,))
@@ -132,8 +132,8 @@ def test_two_hosts_indexing_one_file_at_once_leave_one_copy(folder, pg_database)
 
     import psycopg
 
-    from forge_jupyter.store.postgres import PostgresStore
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
+    from forge_jupyter.store.postgres.store import PostgresStore
 
     app = pg_database.create_app_role()
     migrate(pg_database.owner_dsn, (app.name,))

@@ -9,7 +9,7 @@ import pytest
 from forge_jupyter import Forge
 from forge_jupyter.errors import ToolError
 from forge_jupyter.memory import LongTermMemory, memory_path, project_of
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 
 SECRET = "the launch code is swordfish"
 

@@ -11,8 +11,8 @@ import pytest
 
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
-from forge_jupyter.store.postgres import PostgresStore
-from forge_jupyter.store.postgres_schema import migrate
+from forge_jupyter.store.postgres.schema import migrate
+from forge_jupyter.store.postgres.store import PostgresStore
 from forge_jupyter.testing import Turn
 from tests.notebook.nb_kernel import forge_kernel
 

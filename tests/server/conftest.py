@@ -28,7 +28,7 @@ from traitlets.config import Config
 from forge_jupyter import Forge
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.retry import RetryPolicy
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
 from tests.server.api_helpers import LONG, NOTEBOOK, ODD_TITLE, OTHER, TENANT, words

@@ -18,7 +18,7 @@ from traitlets.config import Config
 
 from forge_jupyter import Forge
 from forge_jupyter.server.reader import HistoryReader
-from forge_jupyter.store.postgres_schema import migrate
+from forge_jupyter.store.postgres.schema import migrate
 from tests.server.api_helpers import OTHER, TENANT, every_page, get, refused
 
 pytestmark = pytest.mark.slow

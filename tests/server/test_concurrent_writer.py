@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.testing import Turn
 from tests.server.api_helpers import TENANT, every_page, words
 

@@ -9,7 +9,7 @@ import pytest
 from traitlets.config import Config
 
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from tests.server.api_helpers import get, refused
 
 EMPTY = {"cost": 0, "input_tokens": 0, "output_tokens": 0, "turns": 0, "steps": 0,

@@ -17,7 +17,7 @@ def test_a_postgres_url_is_not_a_file(url, tmp_path, monkeypatch):
 
 def test_a_duckdb_store_refuses_a_postgres_url_in_forge_db(tmp_path, monkeypatch):
     from forge_jupyter.errors import StoreUnreadable
-    from forge_jupyter.store.duckdb import DuckDBStore
+    from forge_jupyter.store.duckdb.store import DuckDBStore
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FORGE_DB", "postgresql://app:secret@db/forge")

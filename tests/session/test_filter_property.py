@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from forge_jupyter.model import CompactionPart, ErrorInfo, Message, SessionInfo, TextPart, now
 from forge_jupyter.session.view import filter_compacted, load_view
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 SID = "ses_property"

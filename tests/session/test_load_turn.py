@@ -6,8 +6,8 @@ import pytest
 
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.view import load_turn
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 

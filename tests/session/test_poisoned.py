@@ -71,7 +71,7 @@ def test_repeated_failures_then_idle_is_poisoned(make_forge, server, db):
 
 
 def test_the_verdict_on_postgresql(make_forge, server, pg_database):
-    from forge_jupyter.store.postgres_schema import migrate
+    from forge_jupyter.store.postgres.schema import migrate
 
     app = pg_database.create_app_role()
     migrate(pg_database.owner_dsn, (app.name,))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from forge_jupyter.store.postgres_schema import migrate
+from forge_jupyter.store.postgres.schema import migrate
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from forge_jupyter.model import Message, SessionInfo, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
-from forge_jupyter.store.postgres import PostgresStore
+from forge_jupyter.store.postgres.store import PostgresStore
 
 
 def turn(store: PostgresStore, session: SessionInfo, body: str) -> Message:

@@ -12,7 +12,7 @@ import sys
 import time
 
 from forge_jupyter.model import Event, Message, SessionInfo, TextPart
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from forge_jupyter.errors import SchemaTooNew, StoreUnreadable
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store import schema
-from forge_jupyter.store.duckdb import DuckDBStore, default_db_path
+from forge_jupyter.store.duckdb.store import DuckDBStore, default_db_path
+from forge_jupyter.store.sql import tables as schema
 
 
 def _digest(path: Path) -> str:

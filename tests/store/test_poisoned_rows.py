@@ -15,8 +15,8 @@ import pytest
 from forge_jupyter.bus import SessionStatus
 from forge_jupyter.errors import StoreLocked
 from forge_jupyter.model import Event, Message, SessionInfo, TextPart, ToolPart, now
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.projection import Projection
 from forge_jupyter.testing import Turn, text, tool_call
 from forge_jupyter.tools.base import ToolResult

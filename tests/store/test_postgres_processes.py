@@ -15,14 +15,14 @@ import sys
 import pytest
 
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store.postgres import PostgresStore
-from forge_jupyter.store.postgres_schema import migrate
+from forge_jupyter.store.postgres.schema import migrate
+from forge_jupyter.store.postgres.store import PostgresStore
 
 WORKER = """
 import sys
 from forge_jupyter.model import Message, SessionInfo, TextPart, StepFinishPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
-from forge_jupyter.store.postgres import PostgresStore
+from forge_jupyter.store.postgres.store import PostgresStore
 
 dsn, shared_id, n, turns = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 both = sys.argv[5] == "both"  # each turn into both sessions, or alternately into each

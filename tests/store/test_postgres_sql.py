@@ -22,9 +22,9 @@ import pytest
 from forge_jupyter import Forge, frames
 from forge_jupyter.errors import ForgeError
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store.postgres import PostgresStore
-from forge_jupyter.store.sqlcheck import ReadOnlySQL
-from forge_jupyter.store.timeout import QueryTimeout
+from forge_jupyter.store.postgres.store import PostgresStore
+from forge_jupyter.store.query.check import ReadOnlySQL
+from forge_jupyter.store.query.timeout import QueryTimeout
 from tests.store.pg_tenants import turn
 
 B_SECRET = "tenant-b-secret-4242"

@@ -4,7 +4,7 @@ Through the API (``Forge`` with a ``postgresql://`` URL), through a query that f
 tenant predicate, and through SQL written on A's own connection (qualified names, CTEs,
 functions, statistics views, ``SET ROLE``, ``RESET`` of the tenant setting, a pinned role
 setting another tenant). The stores log in as application roles that own nothing; the
-schema is made by the database's owner, as a DBA would (postgres_schema.py).
+schema is made by the database's owner, as a DBA would (store/postgres/schema.py).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from psycopg import errors as pg_errors
 from forge_jupyter import Forge
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted, StoreUnreadable
 from forge_jupyter.model import SessionInfo
-from forge_jupyter.store.postgres import PostgresStore, UnsafeRole
-from forge_jupyter.store.schema import TENANT_TABLES
+from forge_jupyter.store.postgres.store import PostgresStore, UnsafeRole
+from forge_jupyter.store.sql.tables import TENANT_TABLES
 from tests.store.pg_tenants import turn
 
 
@@ -203,7 +203,7 @@ def test_a_role_that_could_see_past_the_policies_is_refused(pg):
 
 def test_a_database_without_the_schema_says_how_to_create_it(pg_database):
     app = pg_database.create_app_role()
-    with pytest.raises(StoreUnreadable, match="postgres_schema OWNER_URL APP_ROLE"):
+    with pytest.raises(StoreUnreadable, match=r"postgres\.schema OWNER_URL APP_ROLE"):
         PostgresStore(app.dsn, tenant_id="a")
 
 

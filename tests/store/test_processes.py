@@ -18,7 +18,7 @@ import pytest
 from forge_jupyter.errors import StoreLocked
 from forge_jupyter.model import Message, SessionInfo, TextPart
 from forge_jupyter.session.recovery import recover
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 WORKER = str(Path(__file__).with_name("store_worker.py"))

@@ -24,7 +24,7 @@ from forge_jupyter.model import (
     Tokens,
     ToolPart,
 )
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.rows import PART_TERMINAL_SQL
 

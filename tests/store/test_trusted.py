@@ -33,10 +33,11 @@ from forge_jupyter.model import (
     Tokens,
     ToolPart,
 )
-from forge_jupyter.store import duckdb_reads, trusted
-from forge_jupyter.store.duckdb import DuckDBStore
-from forge_jupyter.store.memory import MemoryStore
+from forge_jupyter.store import rows_to_models as trusted
+from forge_jupyter.store.duckdb.store import DuckDBStore
+from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
+from forge_jupyter.store.sql import reads as duckdb_reads
 
 UNICODE = 'quote " backslash \\ tab \t newline \n control \x01 emoji 🦆 é 中文 \u2028 \U0010ffff'
 HUGE = "lorem ipsum " * 100_000  # 1.2 MB in one part

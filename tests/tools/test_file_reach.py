@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_jupyter.store import sandbox
+from forge_jupyter.store.query import sandbox
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools import reach
 

@@ -208,7 +208,7 @@ def test_below_the_check_the_connection_cannot_overwrite_what_it_reads(tmp_path)
 
     import duckdb
 
-    from forge_jupyter.store.sandbox import locked_connection
+    from forge_jupyter.store.query.sandbox import locked_connection
     from forge_jupyter.tools.nowrite import abi_version, confined
 
     victim = tmp_path / "data.csv"

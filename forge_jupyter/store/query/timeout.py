@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import ForgeError
+from ...errors import ForgeError
 
 if TYPE_CHECKING:
     import duckdb
 
-    from .base import Store
+    from ..base import Store
 
 
 class QueryTimeout(ForgeError, TimeoutError):

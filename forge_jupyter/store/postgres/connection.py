@@ -12,7 +12,7 @@ The differences are few and mechanical, translated once per query text:
 - ``json`` columns arrive as their text, as DuckDB gives them (the codecs parse them).
 
 Everything else — ``epoch_us``, ``unnest(?::VARCHAR[])``, ``= ANY(?)`` with a list — is
-either common SQL or defined by the schema (``postgres_schema``).
+either common SQL or defined by the schema (``postgres.schema``).
 """
 
 from __future__ import annotations

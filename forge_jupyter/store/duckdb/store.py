@@ -17,12 +17,12 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import StoreUnreadable
-from .base import DEFAULT_TENANT
-from .duckdb_errors import path_error
-from .duckdb_file import DuckDBFile, shared_file
-from .postgres_schema import is_postgres_url
-from .sql_store import SQLStore
+from ...errors import StoreUnreadable
+from ..base import DEFAULT_TENANT
+from ..postgres.schema import is_postgres_url
+from ..sql.store import SQLStore
+from .errors import path_error
+from .file import DuckDBFile, shared_file
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 

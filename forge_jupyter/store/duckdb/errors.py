@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import StoreUnavailable, StoreUnreadable
+from ...errors import StoreUnavailable, StoreUnreadable
 
 _ELSEWHERE = "point forge-jupyter at another file (the FORGE_DB variable or the store's path)"
 _OS_HINTS = {

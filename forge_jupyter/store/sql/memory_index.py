@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Store
-from .rows import append_rows, timestamp
+from ..base import Store
+from ..rows import append_rows, timestamp
 
 CHUNK_COLUMNS = ("tenant_id", "id", "folder", "path", "start_line", "end_line", "text", "terms",
                  "file_date", "embedding", "embed_model", "embed_dims")

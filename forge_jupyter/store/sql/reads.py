@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound, SessionDeleted
-from ..model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
-from .base import collector_paused
-from .rows import (
+from ...errors import NotFound, SessionDeleted
+from ...model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
+from ..base import collector_paused
+from ..rows import (
     SESSION_SELECT,
     event_from_row,
     message_json,
@@ -18,7 +18,7 @@ from .rows import (
     seconds,
     session_from_row,
 )
-from .trusted import (
+from ..rows_to_models import (
     MESSAGE_SELECT,
     Untrusted,
     check_description,

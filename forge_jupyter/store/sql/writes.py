@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import DuplicateId
-from ..model import TERMINAL_STATUSES, SessionInfo
-from .ops import AppendMessage, Op, batch_ids
-from .plan import MessageState, PartState, SessionState, WritePlan, WriteState, plan_write
-from .rows import (
+from ...errors import DuplicateId
+from ...model import TERMINAL_STATUSES, SessionInfo
+from ..ops import AppendMessage, Op, batch_ids
+from ..plan import MessageState, PartState, SessionState, WritePlan, WriteState, plan_write
+from ..rows import (
     PART_TERMINAL_SQL,
     append_rows,
     event_row,
@@ -26,7 +26,7 @@ from .rows import (
     session_row,
     timestamp,
 )
-from .schema import EVENT_COLUMNS, MESSAGE_COLUMNS, PART_COLUMNS, SESSION_COLUMNS, TIMELINE_COLUMNS
+from .tables import EVENT_COLUMNS, MESSAGE_COLUMNS, PART_COLUMNS, SESSION_COLUMNS, TIMELINE_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb

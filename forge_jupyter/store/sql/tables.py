@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from ..errors import SchemaTooNew, StoreUnreadable
+from ...errors import SchemaTooNew, StoreUnreadable
 from .views import CREATE_VIEWS, VIEW_NAMES
 
 

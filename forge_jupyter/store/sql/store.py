@@ -17,13 +17,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ..errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
-from ..model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo
-from . import duckdb_reads as reads
-from . import duckdb_writes as writes
-from .base import PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
-from .ops import Op, PutEvent, batch_ids
-from .rows import json_text, timestamp
+from ...errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
+from ...model import TERMINAL_STATUSES, Event, Message, Part, SessionInfo
+from ..base import PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
+from ..ops import Op, PutEvent, batch_ids
+from ..rows import json_text, timestamp
+from . import reads, writes
 
 
 class SQLStore(Store):

@@ -35,17 +35,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .query import to_frame
-from .schema import TENANT_TABLES
-from .sqlcheck import check_select, nodes
+from ..sql.scoped import to_frame
+from ..sql.tables import TENANT_TABLES
+from ..sql.views import VIEWS
+from .check import check_select, nodes
 from .timeout import QueryTimeout, timed
-from .views import VIEWS
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-    from .base import Store
+    from ..base import Store
 
 # What the copy holds: every tenant table, filtered, and the schema's version (no tenant's)
 TABLES: tuple[str, ...] = (*TENANT_TABLES, "forge_schema")
@@ -291,7 +291,7 @@ def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
                 key = (os.path.realpath(path), store.tenant_id)
                 now: tuple[Any, ...] | None = generation(Path(key[0]))
         else:  # PostgreSQL: a read-only, repeatable-read transaction of the tenant's role
-            from . import postgres_copy
+            from ..postgres import tenant_copy as postgres_copy
 
             postgres_copy.prepare(source.conn)
             key = (f"postgresql:{store.dsn}", store.tenant_id)  # type: ignore[attr-defined]
@@ -324,7 +324,7 @@ def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
 
 def _current(generation: Any, now: Any) -> bool:
     if isinstance(generation, dict):  # a PostgreSQL copy: the tables it holds are unchanged
-        from .postgres_copy import still_current
+        from ..postgres.tenant_copy import still_current
 
         return still_current(generation, now)
     return generation is not None and generation == now

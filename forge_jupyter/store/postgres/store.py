@@ -1,5 +1,5 @@
 """The PostgreSQL backend: one database, many kernels on many hosts, tenancy the database
-enforces (DESIGN §3; schema and DBA setup in ``postgres_schema``).
+enforces (DESIGN §3; schema and DBA setup in ``postgres.schema``).
 
 ``PostgresStore("postgresql://forge_app@host/forge", tenant_id=…)`` — selected by
 ``Forge.db`` / ``FORGE_DB`` holding a ``postgresql://`` URL (``forge.open_store``). It is a
@@ -36,11 +36,13 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import DuplicateId, ForgeError, StoreUnavailable, StoreUnreadable
-from . import duckdb_reads as reads
-from .base import DEFAULT_TENANT
-from .postgres_con import PgConnection, prepare
-from .postgres_schema import (  # noqa: F401 - is_postgres_url, tenant_for: re-exported
+from ...errors import DuplicateId, ForgeError, StoreUnavailable, StoreUnreadable
+from ..base import DEFAULT_TENANT
+from ..sql import reads
+from ..sql.store import SQLStore
+from ..sql.tables import MEMORY_TABLES, TENANT_TABLES
+from .connection import PgConnection, prepare
+from .schema import (  # noqa: F401 - is_postgres_url, tenant_for: re-exported
     LATEST,
     TENANT_SETTING,
     is_postgres_url,
@@ -48,14 +50,12 @@ from .postgres_schema import (  # noqa: F401 - is_postgres_url, tenant_for: re-e
     tenant_for,
     too_new,
 )
-from .schema import MEMORY_TABLES, TENANT_TABLES
-from .sql_store import SQLStore
 
 DEFAULT_POOL_SIZE = 4
 DEFAULT_STATEMENT_TIMEOUT = 30.0
 _SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, true)"
 _MIGRATE_HINT = ("A DBA creates or upgrades it as the tables' owner: "
-                 "python -m forge_jupyter.store.postgres_schema OWNER_URL APP_ROLE "
+                 "python -m forge_jupyter.store.postgres.schema OWNER_URL APP_ROLE "
                  "(see docs/schema.md)")
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ForgeError
+from ...errors import ForgeError
 
 if TYPE_CHECKING:
     import duckdb

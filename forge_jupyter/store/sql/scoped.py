@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .sqlcheck import ReadOnlySQL
+from ..query.check import ReadOnlySQL
 
 if TYPE_CHECKING:
     import duckdb
@@ -26,7 +26,7 @@ def scoped(con: duckdb.DuckDBPyConnection, query: str, tenant_id: str) -> str:
     rows only (``ReadOnlySQL`` otherwise)."""
     import duckdb
 
-    from .schema import tenant_views
+    from .tables import tenant_views
 
     statements = con.extract_statements(query)
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:

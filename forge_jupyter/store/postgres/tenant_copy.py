@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from psycopg import sql
 
-from .schema import TENANT_TABLES
+from ..sql.tables import TENANT_TABLES
 
 if TYPE_CHECKING:
     import psycopg
@@ -41,7 +41,7 @@ def duckdb_columns() -> dict[str, tuple[tuple[str, str], ...]]:
     """Each table's (column, DuckDB type) in the DuckDB file's order (schema.py)."""
     import duckdb
 
-    from .schema import migrate
+    from ..sql.tables import migrate
 
     con = duckdb.connect(":memory:")
     try:

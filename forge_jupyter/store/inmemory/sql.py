@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import duckdb
 
-    from .memory import MemoryDatabase, MemoryStore
+    from .store import MemoryDatabase, MemoryStore
 
 
 _scratch: duckdb.DuckDBPyConnection | None = None  # an in-memory DuckDB holding the schema
@@ -43,9 +43,9 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
     global _scratch
     import duckdb
 
-    from .duckdb_file import DUCKDB_CONFIG
-    from .rows import append_rows, event_row, message_row, part_row, session_row, timestamp
-    from .schema import (
+    from ..duckdb.file import DUCKDB_CONFIG
+    from ..rows import append_rows, event_row, message_row, part_row, session_row, timestamp
+    from ..sql.tables import (
         EVENT_COLUMNS,
         MESSAGE_COLUMNS,
         PART_COLUMNS,
@@ -97,7 +97,7 @@ def memory_index_tx(db: MemoryDatabase) -> Iterator[duckdb.DuckDBPyConnection]:
     file (store/memory_index.py)."""
     import duckdb
 
-    from .schema import MEMORY_INDEX
+    from ..sql.tables import MEMORY_INDEX
 
     with db.lock:
         if db.memory_index is None:

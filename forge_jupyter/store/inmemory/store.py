@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
-from ..model import Event, Message, Part, SessionInfo
-from .base import (
+from ...errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
+from ...model import Event, Message, Part, SessionInfo
+from ..base import (
     DEFAULT_TENANT,
     PAGE_SIZE,
     Page,
@@ -25,9 +25,9 @@ from .base import (
     decode_cursor,
     encode_cursor,
 )
-from .ops import Op, PutEvent, batch_ids
-from .plan import MessageState, PartState, SessionState, WriteState, plan_write
-from .trusted import with_parts
+from ..ops import Op, PutEvent, batch_ids
+from ..plan import MessageState, PartState, SessionState, WriteState, plan_write
+from ..rows_to_models import with_parts
 
 
 @dataclass
@@ -327,14 +327,14 @@ class MemoryStore(Store):
 
     def memory_index(self) -> contextlib.AbstractContextManager[Any]:
         """A transaction on the memory index: its tables in an in-memory DuckDB (memory_sql.py)."""
-        from .memory_sql import memory_index_tx
+        from .sql import memory_index_tx
 
         return memory_index_tx(self.db)
 
     def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A throwaway in-memory DuckDB holding this tenant's rows, with the file's schema
         and views: the DuckDB backend's SQL, run on the same tables (memory_sql.py)."""
-        from .memory_sql import memory_snapshot
+        from .sql import memory_snapshot
 
         return memory_snapshot(self)
 

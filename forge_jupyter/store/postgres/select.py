@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .postgres_views import to_postgres
+from ..postgres_views import to_postgres
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .postgres_con import PgConnection
+    from .connection import PgConnection
 
 
 translated = lru_cache(maxsize=256)(to_postgres)
@@ -33,7 +33,7 @@ def select_native(con: PgConnection, query: str, params: Sequence[Any] | None) -
     import pandas as pd
     from psycopg.errors import QueryCanceled
 
-    from .timeout import QueryTimeout
+    from ..query.timeout import QueryTimeout
 
     try:
         result = con.execute(translated(query), params)

@@ -1,0 +1,392 @@
+"""The PostgreSQL schema of a forge-jupyter database, as numbered migration steps (DESIGN §3).
+
+The same tables, columns and versions as the DuckDB file (``schema.py``), written for
+PostgreSQL: ``text`` for VARCHAR (ids in the ``"C"`` collation, so that they sort by their
+bytes as in DuckDB, whatever the database's locale), ``double precision`` for DOUBLE, ``json``
+(kept as written) for JSON, and ``epoch_us`` — a DuckDB builtin the shared queries call —
+defined as a function.
+
+Tenancy is the database's job, not only the queries': every tenant table has row-level
+security enabled and FORCEd, with one policy — a row is visible, and may be written, only
+when its ``tenant_id`` equals the connection's ``forge.tenant`` setting, which the store sets
+at the start of each transaction (unset or empty: no row at all). The tables belong to the
+*owner* role that runs the migrations; the store connects as an *application* role that owns
+nothing, is no superuser, has no BYPASSRLS and is a member of no role that has (``postgres.py``
+refuses to run otherwise), so a query that forgot its tenant predicate — or SQL a person or
+the model wrote — still sees one tenant's rows.
+
+How a DBA sets it up (once; the tests do exactly this in their throwaway cluster)::
+
+    CREATE ROLE forge_owner LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS;
+    CREATE ROLE forge_app   LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS NOINHERIT;
+    CREATE DATABASE forge OWNER forge_owner;
+    REVOKE ALL ON DATABASE forge FROM PUBLIC;
+    GRANT CONNECT ON DATABASE forge TO forge_app;
+    -- then, as the owner (creates or upgrades the schema, grants the app role its rows):
+    python -m forge_jupyter.store.postgres.schema postgresql://forge_owner@host/forge forge_app
+
+and every kernel sets ``Forge.db = "postgresql://forge_app@host/forge"`` (the password in
+``~/.pgpass`` or ``PGPASSWORD``, not in the URL).
+
+One shared application role keeps tenants apart from every query the package sends, but SQL
+run on its connections can change the ``forge.tenant`` setting like any setting. Where users
+must be kept apart from each other's SQL (JupyterHub: code in a kernel can send any SQL), give
+each user a login role of their own and pin it to its tenant, as the owner::
+
+    CREATE ROLE forge_alice LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS NOINHERIT;
+    GRANT CONNECT ON DATABASE forge TO forge_alice;
+    INSERT INTO forge_tenant_role VALUES ('forge_alice', 'alice');   -- may act for 'alice' only
+    python -m forge_jupyter.store.postgres.schema postgresql://forge_owner@host/forge forge_alice
+
+A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
+``session_user``, which ``SET ROLE`` does not change).
+
+The documented views (views.py) exist here too, translated (postgres_views.py) and created
+``security_invoker`` so the policies scope them to whoever reads them; the migrate command
+grants the application roles SELECT on them. SQL a person writes through the package
+(``forge.sql``, ``%forge sql``) never runs on these connections (sandbox.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ...errors import SchemaTooNew, StoreUnreadable
+from ..base import DEFAULT_TENANT
+from ..postgres_views import CREATE_VIEWS as PG_CREATE_VIEWS
+from ..postgres_views import VIEW_NAMES as PG_VIEW_NAMES
+from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, Migration
+
+if TYPE_CHECKING:
+    import psycopg
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(value: object) -> bool:
+    """``Forge.db`` / ``FORGE_DB`` names a PostgreSQL database (not a DuckDB file)."""
+    return isinstance(value, str) and value.strip().lower().startswith(URL_SCHEMES)
+
+
+def tenant_for(configured: str) -> str:
+    """The tenant of a PostgreSQL store: the one configured; left at ``default`` under
+    JupyterHub, the hub's user the kernel runs for (``JUPYTERHUB_USER``) — never one tenant
+    shared by every user of a hub by accident."""
+    if configured == DEFAULT_TENANT and os.environ.get("JUPYTERHUB_USER"):
+        return os.environ["JUPYTERHUB_USER"]
+    return configured
+
+
+ID = 'text COLLATE "C"'
+
+_TABLES = (
+    f"""
+    CREATE TABLE session (
+        tenant_id           {ID} NOT NULL,
+        id                  {ID} PRIMARY KEY,
+        name                text,
+        title               text,
+        agent               text NOT NULL,
+        model               text,
+        directory           text,
+        parent_id           {ID},
+        forked_from_session {ID},
+        forked_from_message {ID},
+        created_at          timestamptz NOT NULL,
+        updated_at          timestamptz NOT NULL,
+        deleted_at          timestamptz,
+        lease_owner         text,
+        lease_expires       timestamptz,
+        timeline_length     integer NOT NULL DEFAULT 0,
+        last_message_id     {ID},
+        metadata            json
+    )
+    """,
+    f"""
+    CREATE TABLE message (
+        tenant_id          {ID} NOT NULL,
+        id                 {ID} PRIMARY KEY,
+        session_id         {ID} NOT NULL,
+        role               text NOT NULL,
+        parent_id          {ID},
+        agent              text,
+        model              text,
+        provider           text,
+        status             text NOT NULL,
+        finish             text,
+        summary            boolean NOT NULL,
+        error_type         text,
+        error_message      text,
+        tokens_input       bigint NOT NULL,
+        tokens_output      bigint NOT NULL,
+        tokens_reasoning   bigint NOT NULL,
+        tokens_cache_read  bigint NOT NULL,
+        tokens_cache_write bigint NOT NULL,
+        tokens_estimated   boolean NOT NULL,
+        cost               double precision,
+        created_at         timestamptz NOT NULL,
+        completed_at       timestamptz,
+        origin             json,
+        metadata           json
+    )
+    """,
+    f"""
+    CREATE TABLE part (
+        tenant_id          {ID} NOT NULL,
+        id                 {ID} PRIMARY KEY,
+        session_id         {ID} NOT NULL,
+        message_id         {ID} NOT NULL,
+        type               text NOT NULL,
+        tool               text,
+        tool_state         text,
+        call_id            text,
+        tokens_input       bigint,
+        tokens_output      bigint,
+        tokens_reasoning   bigint,
+        tokens_cache_read  bigint,
+        tokens_cache_write bigint,
+        tokens_estimated   boolean,
+        cost               double precision,
+        time_start         timestamptz,
+        time_end           timestamptz,
+        created_at         timestamptz NOT NULL,
+        data               json NOT NULL
+    )
+    """,
+    f"""
+    CREATE TABLE session_message (
+        tenant_id  {ID} NOT NULL,
+        session_id {ID} NOT NULL,
+        pos        integer NOT NULL,
+        message_id {ID} NOT NULL,
+        PRIMARY KEY (tenant_id, session_id, pos)
+    )
+    """,
+    f"""
+    CREATE TABLE event (
+        tenant_id  {ID} NOT NULL,
+        id         {ID} PRIMARY KEY,
+        session_id {ID},
+        type       text NOT NULL,
+        actor      text NOT NULL,
+        created_at timestamptz NOT NULL,
+        data       json
+    )
+    """,
+    "CREATE TABLE forge_schema (version integer NOT NULL)",
+    # DuckDB's builtin, which the shared queries call: microseconds since the epoch, as a
+    # double (exact below 2**53), so that ``epoch_us(x) / 1e6`` is the float DuckDB gives
+    """
+    CREATE FUNCTION epoch_us(t timestamptz) RETURNS double precision
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    AS $$ SELECT (extract(epoch FROM t) * 1000000)::double precision $$
+    """,
+)
+
+_INDEXES = (
+    "CREATE INDEX part_message ON part (tenant_id, message_id)",
+    "CREATE INDEX session_message_message ON session_message (tenant_id, message_id)",
+    "CREATE INDEX session_name ON session (tenant_id, name)",
+    "CREATE INDEX event_session ON event (tenant_id, session_id)",
+    "CREATE INDEX message_tenant ON message (tenant_id, session_id)",
+    "CREATE INDEX event_tenant_id ON event (tenant_id, id)",
+    "CREATE INDEX session_tenant_id ON session (tenant_id, id)",
+)
+
+# The policy: a row belongs to the tenant ``forge_tenant()`` names — the transaction's
+# ``forge.tenant`` setting (unset, RESET or '' match no row), provided the login role may
+# act for it. A DBA may pin a login role to its tenants (``forge_tenant_role``): then SQL on
+# that role's connections cannot reach another tenant's rows even by changing the setting
+# (``set_config`` is any role's right), since ``session_user`` cannot be changed by SET ROLE.
+# A role with no pinned tenant may act for any (one shared application role for a team).
+# Called once per query (an InitPlan), as the owner, with a fixed search_path.
+TENANT_SETTING = "forge.tenant"
+_TENANT_FUNCTION = (
+    "CREATE TABLE forge_tenant_role (role_name text NOT NULL, tenant_id {id} NOT NULL, "
+    "PRIMARY KEY (role_name, tenant_id))",
+    "REVOKE ALL ON forge_tenant_role FROM PUBLIC",
+    f"""
+    CREATE FUNCTION forge_tenant() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$
+        SELECT s.t FROM (SELECT nullif(current_setting('{TENANT_SETTING}', true), '') AS t) s
+        WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.forge_tenant_role r
+                          WHERE r.role_name = session_user)
+           OR EXISTS (SELECT 1 FROM {{schema}}.forge_tenant_role r
+                      WHERE r.role_name = session_user AND r.tenant_id = s.t)
+    $$
+    """,
+    "REVOKE ALL ON FUNCTION forge_tenant() FROM PUBLIC",
+)
+_POLICY = "tenant_id = (SELECT forge_tenant())"
+_TENANCY = _TENANT_FUNCTION + tuple(
+    statement
+    for table in TENANT_TABLES
+    for statement in (
+        f"REVOKE ALL ON {table} FROM PUBLIC",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY tenant_rows ON {table} USING ({_POLICY}) WITH CHECK ({_POLICY})",
+    )
+) + ("REVOKE ALL ON forge_schema FROM PUBLIC",)
+
+# The long-term memory index (schema.py step 5; its SQL in store/memory_index.py), under the
+# same tenancy policy, and DuckDB's ``array_cosine_similarity`` — which the vector query calls —
+# defined as a function (a ``real[N]`` cast is DuckDB's fixed-size array, a plain array here).
+_MEMORY_INDEX = (
+    f"""
+    CREATE TABLE memory_file (
+        tenant_id  {ID} NOT NULL,
+        folder     text NOT NULL,
+        path       text NOT NULL,
+        size       bigint NOT NULL,
+        mtime_ns   bigint NOT NULL,
+        sha256     text NOT NULL,
+        file_date  date,
+        chunks     integer NOT NULL,
+        indexed_at timestamptz NOT NULL
+    )
+    """,
+    f"""
+    CREATE TABLE memory_chunk (
+        tenant_id   {ID} NOT NULL,
+        id          {ID} PRIMARY KEY,
+        folder      text NOT NULL,
+        path        text NOT NULL,
+        start_line  integer NOT NULL,
+        end_line    integer NOT NULL,
+        text        text NOT NULL,
+        terms       integer NOT NULL,
+        file_date   date,
+        embedding   real[],
+        embed_model text,
+        embed_dims  integer
+    )
+    """,
+    f"""
+    CREATE TABLE memory_term (
+        tenant_id {ID} NOT NULL,
+        folder    text NOT NULL,
+        path      text NOT NULL,
+        chunk_id  {ID} NOT NULL,
+        term      text NOT NULL,
+        tf        integer NOT NULL
+    )
+    """,
+    # unique: two hosts indexing one file at once cannot both insert it (the second is
+    # refused, and indexes it again at its next sync); DuckDB's writers take turns anyway
+    "CREATE UNIQUE INDEX memory_file_path ON memory_file (tenant_id, folder, path)",
+    "CREATE INDEX memory_chunk_path ON memory_chunk (tenant_id, folder, path)",
+    "CREATE INDEX memory_term_term ON memory_term (tenant_id, folder, term)",
+    "CREATE INDEX memory_term_path ON memory_term (tenant_id, folder, path)",
+    """
+    CREATE FUNCTION array_cosine_similarity(a real[], b real[]) RETURNS double precision
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT sum(x::float8 * y) / nullif(sqrt(sum(x::float8 * x)) * sqrt(sum(y::float8 * y)), 0)
+          FROM unnest(a, b) AS t(x, y) $$
+    """,
+) + tuple(
+    statement
+    for table in MEMORY_TABLES
+    for statement in (
+        f"REVOKE ALL ON {table} FROM PUBLIC",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY tenant_rows ON {table} USING ({_POLICY}) WITH CHECK ({_POLICY})",
+    )
+)
+
+# Version for version with the DuckDB file's (schema.LATEST): step 3 there is the views
+# (store/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
+# in PostgreSQL's dialect, security_invoker so the policies apply (postgres_views.py).
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "tables", _TABLES),
+    Migration(2, "indexes", _INDEXES),
+    Migration(3, "row-level security on every tenant table", _TENANCY),
+    Migration(4, "the documented views, for psql", PG_CREATE_VIEWS),
+    Migration(5, "the long-term memory index, row-level security on it", _MEMORY_INDEX),
+    # a new column of a table already under row-level security: the policy and the grants
+    # (whole tables) cover it
+    Migration(6, "message.replay_of", (f"ALTER TABLE message ADD COLUMN replay_of {ID}",)),
+)
+assert MIGRATIONS[-1].version == LATEST, "keep the PostgreSQL steps in step with schema.py"
+_MIGRATE_LOCK = 0x666F726765  # pg_advisory_xact_lock key: one migration at a time
+
+
+def schema_version(con: psycopg.Connection, where: str) -> int:
+    """The database's schema version; 0 when it has no forge_schema table yet."""
+    row = con.execute("SELECT to_regclass('forge_schema') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return 0
+    found = con.execute("SELECT max(version) FROM forge_schema").fetchone()
+    if found is None or found[0] is None:
+        raise StoreUnreadable(f"{where}: the forge_schema table is empty; the schema is damaged")
+    return int(found[0])
+
+
+def too_new(found: int, where: str) -> SchemaTooNew:
+    return SchemaTooNew(
+        f"{where} was written by a newer forge-jupyter (schema version {found}); this "
+        f"forge-jupyter understands schema version {LATEST} at most. Upgrade forge-jupyter "
+        "(pip install -U forge-jupyter) to use it."
+    )
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LATEST) -> int:
+    """As the schema's owner, bring the database to ``target`` (one transaction, one
+    migration at a time across hosts) and let each of ``app_roles`` read and write the
+    rows of its tenant; returns the version found before."""
+    import psycopg
+
+    where = "the PostgreSQL database"
+    with psycopg.connect(owner_dsn) as con, con.transaction():
+        con.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
+        found = schema_version(con, where)
+        if found > LATEST:
+            raise too_new(found, where)
+        row = con.execute("SELECT quote_ident(current_schema())").fetchone()
+        if row is None or row[0] is None:
+            raise StoreUnreadable(f"{where}: the owner has no schema to create the tables in "
+                                  "(its search_path names none that exists)")
+        names = {"schema": row[0], "id": ID}
+        for step in MIGRATIONS:
+            if found < step.version <= target:
+                for statement in step.statements:
+                    # our own SQL; {schema}: where the SECURITY DEFINER function finds its table
+                    con.execute(statement.format(**names) if "{" in statement else statement)  # type: ignore[arg-type]
+        if found < target:
+            con.execute("DELETE FROM forge_schema")
+            con.execute("INSERT INTO forge_schema VALUES (%s)", [target])
+        for role in app_roles:
+            r = _ident(role)
+            con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(TENANT_TABLES)} TO {r}")  # type: ignore[arg-type]
+            con.execute(f"GRANT SELECT ON forge_schema TO {r}")  # type: ignore[arg-type]
+            if target >= 5:  # the memory index (step 5)
+                con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(MEMORY_TABLES)} "  # type: ignore[arg-type]
+                            f"TO {r}")
+            con.execute(f"GRANT EXECUTE ON FUNCTION forge_tenant() TO {r}")  # type: ignore[arg-type]
+            if target >= 4:
+                con.execute(f"GRANT SELECT ON {', '.join(PG_VIEW_NAMES)} TO {r}")  # type: ignore[arg-type]
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m forge_jupyter.store.postgres.schema OWNER_DSN [APP_ROLE …]``"""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(main.__doc__, "\n\nCreates or upgrades the forge-jupyter schema as its owner and "
+              "grants each application role its tenant's rows (see this module's docstring).")
+        return 0 if args else 2
+    found = migrate(args[0], tuple(args[1:]))
+    print(f"schema version {found} -> {LATEST}; granted to {', '.join(args[1:]) or 'no role'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
