@@ -34,7 +34,7 @@ from .session.session import Session
 from .settings import BY_NAME, UNSET, resolve
 from .settings_apply import APPLY, MEMORY_SETTINGS
 from .store.base import Store
-from .store.inmemory.store import MemoryStore
+from .store.open import open_store  # one opener for the kernel, the CLI and the server
 from .store.projection import Projection, Rejected
 from .tools.base import Tool, tool_from_function
 from .tools.permission import ArgumentKind, Rule
@@ -44,27 +44,6 @@ from .tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     pass
-
-
-def open_store(db: str | os.PathLike[str] | Store | None, *, tenant: str = "default") -> Store:
-    """A Store from a path (DuckDB), a ``postgresql://`` URL, ``":memory:"``, or a Store;
-    None → ``$FORGE_DB`` (a path or a URL), else the default file."""
-    if isinstance(db, Store):
-        return db
-    if db == ":memory:":
-        return MemoryStore(tenant_id=tenant)
-    from .store.postgres.schema import is_postgres_url, tenant_for
-
-    if db is None and is_postgres_url(os.environ.get("FORGE_DB")):
-        db = os.environ["FORGE_DB"]
-    if is_postgres_url(db):
-        from .store.postgres.store import PostgresStore
-
-        return PostgresStore(str(db).strip(), tenant_id=tenant_for(tenant))
-    from .store.duckdb.store import DuckDBStore, default_db_path
-
-    path = Path(db).expanduser() if db is not None else default_db_path()
-    return DuckDBStore(path, tenant_id=tenant)
 
 
 class Forge(HistoryAsData):

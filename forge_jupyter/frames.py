@@ -165,7 +165,7 @@ def selecting(store: Store) -> Iterator[Callable[[str, Sequence[Any] | None], pd
     """``run(sql, params)`` for forge's own SELECTs over this tenant, in one read: on DuckDB
     (the file, the memory store's snapshot) tenant-scoped by ``select``; on PostgreSQL
     translated and run there, scoped by its row-level security (store/postgres_select.py)."""
-    if getattr(store, "duckdb_sql", True):
+    if store.dialect == "duckdb":
         with store.reading() as con:
             yield lambda sql, params: select(con, sql, params, store.tenant_id)
         return

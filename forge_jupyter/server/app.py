@@ -3,7 +3,7 @@
 The tenant and the store file are the server's configuration — ``c.Forge.db`` /
 ``FORGE_DB`` and ``c.Forge.tenant`` / ``FORGE_TENANT``, read by the same ``Forge``
 Configurable (config.py) with the same precedence and defaults as in the kernels — and never
-come from a request. The file's default is the kernels' (``store.duckdb.default_db_path``).
+come from a request. The file's default is the kernels' (``store.open.default_db_path``).
 """
 
 from __future__ import annotations
@@ -23,29 +23,28 @@ READ_THREADS = 2  # requests read one at a time anyway (one file, one lock); a s
 
 
 def store_path(db: str) -> Path | None:
-    """The file ``Forge.db`` names, as the kernels resolve it; None for ``:memory:``, which
-    no other process can read, and for a PostgreSQL URL (never a path: no folder is made
-    from it; the reader connects to it instead)."""
-    from ..store.duckdb.store import default_db_path
-    from ..store.postgres.schema import is_postgres_url
+    """The file ``Forge.db`` names, as the kernels resolve it (``store.open.locate``); None for
+    ``:memory:``, which no other process can read, and for a PostgreSQL URL (never a path: no
+    folder is made from it; the reader connects to it instead)."""
+    from ..store.open import locate
 
-    if db == ":memory:" or is_postgres_url(db):
-        return None
-    return Path(db).expanduser().absolute() if db else default_db_path().absolute()
+    where = locate(db or None)
+    return where.path.absolute() if where.path is not None else None
 
 
 def reader_for(serverapp: Any) -> HistoryReader:
-    from ..store.postgres.schema import is_postgres_url
+    from ..store.open import locate
 
     config = ForgeConfig(parent=serverapp)
-    if is_postgres_url(config.db):  # the kernels' database, read as the same tenant
-        return HistoryReader(None, config.tenant, url=config.db.strip())
-    path = store_path(config.db)
-    if path is None:
+    where = locate(config.db or None)
+    if where.url is not None:  # the kernels' database, read as the same tenant
+        return HistoryReader(None, config.tenant, url=where.url)
+    if where.path is None:
         serverapp.log.warning("forge_jupyter: Forge.db is ':memory:', which this server cannot "
                               "read; the panel's history stays empty. Set FORGE_DB (or "
                               "c.Forge.db) to the kernels' DuckDB file or PostgreSQL URL.")
-    return HistoryReader(path, config.tenant)
+        return HistoryReader(None, config.tenant)
+    return HistoryReader(where.path.absolute(), config.tenant)
 
 
 def load(serverapp: Any) -> None:

@@ -143,28 +143,22 @@ class HistoryReader:
 
     def store(self) -> Store | None:
         """The store, or None while its file does not exist (a read never creates it)."""
-        if self.url is not None:
-            with self._guard:
-                if self._store is None:  # its pool opens on the first read, and stays
-                    from ..store.postgres.schema import tenant_for
-                    from ..store.postgres.store import PostgresStore
-
-                    self._store = PostgresStore(self.url, tenant_id=tenant_for(self.tenant))
-                return self._store
-        if self.path is None or not self.path.exists():
+        if self.url is None and (self.path is None or not self.path.exists()):
             return None
         with self._guard:
-            if self._store is None:  # kept: it holds no handle while idle, only its settings
-                from ..store.duckdb.store import DEFAULT_LOCK_TIMEOUT, DuckDBStore
+            # kept: a file's store holds no handle while idle, only its settings; a
+            # PostgreSQL pool opens on the first read, and stays
+            if self._store is None:
+                from ..store.open import open_store
 
-                timeout = self.lock_timeout or DEFAULT_LOCK_TIMEOUT
-                self._store = DuckDBStore(self.path, tenant_id=self.tenant, lock_timeout=timeout)
+                self._store = open_store(self.url if self.url is not None else self.path,
+                                         tenant=self.tenant, lock_timeout=self.lock_timeout)
             return self._store
 
     def _lowering(self, store: Store) -> str:
         """The SQL function the search lower-cases with: DuckDB's ``lower``; on PostgreSQL
         ``lower`` under the ICU root collation where the server has it."""
-        if getattr(store, "duckdb_sql", True):
+        if store.dialect == "duckdb":
             return "lower"
         if self._icu is None:
             from .. import frames

@@ -22,7 +22,7 @@ import gc
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from ..model import Event, Message, Part, SessionInfo
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 T = TypeVar("T")
+# The SQL a store's ``reading()`` connection speaks: DuckDB's (the DuckDB file; the in-memory
+# store's scratch DuckDB) or PostgreSQL's
+Dialect = Literal["duckdb", "postgresql"]
 DEFAULT_TENANT = "default"
 PAGE_SIZE = 100
 
@@ -86,6 +89,19 @@ class Store(ABC):
     """Sessions, messages, parts, the timeline, events and runner leases, for one tenant."""
 
     tenant_id: str
+    # What the code above the seam asks of a backend, declared here rather than probed for
+    # with isinstance or getattr: the dialect of ``reading()``; the file, if there is one (a
+    # cache of its copies is keyed by it); how long a statement may run (None: no limit of the
+    # backend's own); and what an error message calls it.
+    dialect: ClassVar[Dialect] = "duckdb"
+    path: Path | None = None
+    statement_timeout: float | None = None
+    where: str = "the store"
+
+    @property
+    def duckdb_sql(self) -> bool:
+        """``reading()`` speaks DuckDB's SQL (the older spelling of ``dialect == "duckdb"``)."""
+        return self.dialect == "duckdb"
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -198,7 +214,7 @@ class Store(ABC):
 
     def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A read-only connection holding the schema's tables and views (every tenant's rows,
-        or only this one's): a DuckDB one where ``duckdb_sql`` is true (DuckDB, memory; scope
+        or only this one's): a DuckDB one where ``dialect`` is "duckdb" (DuckDB, memory; scope
         queries with ``query.select``), else the backend's own (PostgreSQL: its views, scoped
         by row-level security; postgres_select.py)."""
         raise NotImplementedError(f"{type(self).__name__} offers no SQL over its rows")

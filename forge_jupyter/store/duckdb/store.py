@@ -17,26 +17,13 @@ from pathlib import Path
 
 import duckdb
 
-from ...errors import StoreUnreadable
 from ..base import DEFAULT_TENANT
-from ..postgres.schema import is_postgres_url
+from ..open import default_db_path  # noqa: F401 - re-exported: its home before store/open.py
 from ..sql.store import SQLStore
 from .errors import path_error
 from .file import DuckDBFile, shared_file
 
 DEFAULT_LOCK_TIMEOUT = 30.0
-
-
-def default_db_path() -> Path:
-    """``$FORGE_DB`` if set, else ``~/.forge/forge.duckdb``."""
-    configured = os.environ.get("FORGE_DB")
-    if configured and is_postgres_url(configured):  # never a path: no folder named after it
-        raise StoreUnreadable(
-            "FORGE_DB names a PostgreSQL database, not a DuckDB file: open it with "
-            "forge_jupyter.Forge() (or PostgresStore), or give this DuckDB store a path.")
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".forge" / "forge.duckdb"
 
 
 # ------------------------------------------------------------------------------------ the store

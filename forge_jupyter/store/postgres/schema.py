@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import SchemaTooNew, StoreUnreadable
 from ..base import DEFAULT_TENANT
+from ..open import POSTGRES_SCHEMES, is_postgres_url  # noqa: F401 - re-exported
 from ..postgres_views import CREATE_VIEWS as PG_CREATE_VIEWS
 from ..postgres_views import VIEW_NAMES as PG_VIEW_NAMES
 from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, Migration
@@ -62,12 +63,7 @@ from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, Migration
 if TYPE_CHECKING:
     import psycopg
 
-URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres_url(value: object) -> bool:
-    """``Forge.db`` / ``FORGE_DB`` names a PostgreSQL database (not a DuckDB file)."""
-    return isinstance(value, str) and value.strip().lower().startswith(URL_SCHEMES)
+URL_SCHEMES = tuple(f"{s}://" for s in POSTGRES_SCHEMES)
 
 
 def tenant_for(configured: str) -> str:

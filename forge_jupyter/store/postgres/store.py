@@ -80,7 +80,7 @@ class PostgresStore(SQLStore):
     # its connections speak PostgreSQL: the DataFrames' own SQL is translated and run here
     # (postgres_select.py); SQL a person writes (forge.sql, %forge sql) never is — it runs
     # on a copy of this tenant's rows in a locked DuckDB (sandbox.py)
-    duckdb_sql = False
+    dialect = "postgresql"
 
     def __init__(
         self,

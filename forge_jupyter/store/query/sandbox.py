@@ -264,15 +264,15 @@ def _copy_for(store: Store, tables: set[str]) -> TenantCopy:
     only dropped from the cache: a query still running on it keeps it alive, and its instance
     and folder go when the last reference does.
     """
-    if not getattr(store, "duckdb_sql", True):
+    if store.dialect == "postgresql":
         from psycopg.errors import QueryCanceled
 
         try:
             return _copy_in(store, tables)
         except QueryCanceled as exc:
             raise QueryTimeout(
-                f"copying this tenant's rows out of {getattr(store, 'where', 'PostgreSQL')} "
-                f"took longer than the store's statement timeout ({store.statement_timeout:g} s;"  # type: ignore[attr-defined]
+                f"copying this tenant's rows out of {store.where} "
+                f"took longer than the store's statement timeout ({store.statement_timeout or 0:g} s;"
                 " PostgreSQL cancelled it). Raise it — PostgresStore(…, statement_timeout="
                 "seconds) — or use the DataFrames (forge.costs(), …), which run in PostgreSQL."
             ) from exc
@@ -286,7 +286,7 @@ def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
         key: tuple[str, str] | None = None
         if isinstance(source, duckdb.DuckDBPyConnection):
             export = _duckdb_export(source, store.tenant_id)
-            path = getattr(store, "path", None)
+            path = store.path
             if path is not None:  # no file to watch (the memory store): a copy for this query
                 key = (os.path.realpath(path), store.tenant_id)
                 now: tuple[Any, ...] | None = generation(Path(key[0]))
@@ -336,7 +336,7 @@ def snapshot(store: Store, *queries: str) -> Iterator[duckdb.DuckDBPyConnection]
     SQL (``query.select``: export.py). Where the store is a DuckDB (the file, the memory
     store's snapshot), its ``reading()``; for a PostgreSQL store, a cursor on the tenant's
     copy holding the tables ``queries`` read — the same SQL, columns and types."""
-    if getattr(store, "duckdb_sql", True):
+    if store.dialect == "duckdb":
         with store.reading() as source:
             yield source
         return

@@ -27,7 +27,7 @@ def timed(cursor: duckdb.DuckDBPyConnection, store: Store) -> Iterator[None]:
     seconds) has passed; a store without one sets no limit."""
     import duckdb
 
-    seconds = getattr(store, "statement_timeout", None)
+    seconds = store.statement_timeout
     if not seconds:
         yield
         return
