@@ -13,8 +13,9 @@ import pytest
 
 from forge_jupyter.errors import SchemaTooNew, StoreUnreadable
 from forge_jupyter.model import SessionInfo
+from forge_jupyter.store.duckdb import schema
 from forge_jupyter.store.duckdb.store import DuckDBStore, default_db_path
-from forge_jupyter.store.sql import tables as schema
+from forge_jupyter.store.sql.tables import TENANT_TABLES
 
 
 def _digest(path: Path) -> str:
@@ -124,7 +125,7 @@ def test_every_table_carries_the_tenant(tmp_path):
     DuckDBStore(path)
     con = duckdb.connect(str(path), read_only=True)
     try:
-        for table in schema.TENANT_TABLES:
+        for table in TENANT_TABLES:
             columns = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
             assert columns[0] == "tenant_id", table
     finally:

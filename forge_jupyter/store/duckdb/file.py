@@ -31,8 +31,8 @@ from pathlib import Path
 import duckdb
 
 from ...errors import StoreLocked, StoreUnreadable
-from ..sql.tables import migrate
 from .errors import check_header, path_error, translated
+from .schema import migrate
 
 CATALOG = "forge"  # the name the attached file goes by inside our instance
 DUCKDB_CONFIG = {

@@ -44,6 +44,7 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
     import duckdb
 
     from ..duckdb.file import DUCKDB_CONFIG
+    from ..duckdb.schema import migrate
     from ..rows import append_rows, event_row, message_row, part_row, session_row, timestamp
     from ..sql.tables import (
         EVENT_COLUMNS,
@@ -51,7 +52,6 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
         PART_COLUMNS,
         SESSION_COLUMNS,
         TIMELINE_COLUMNS,
-        migrate,
     )
 
     tenant = store.tenant_id

@@ -56,9 +56,9 @@ from typing import TYPE_CHECKING
 from ...errors import SchemaTooNew, StoreUnreadable
 from ..base import DEFAULT_TENANT
 from ..open import POSTGRES_SCHEMES, is_postgres_url  # noqa: F401 - re-exported
-from ..postgres_views import CREATE_VIEWS as PG_CREATE_VIEWS
-from ..postgres_views import VIEW_NAMES as PG_VIEW_NAMES
-from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, Migration
+from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, TYPES, Migration, ddl
+from ..sql.views import VIEW_NAMES as PG_VIEW_NAMES
+from ..sql.views import create_views
 
 if TYPE_CHECKING:
     import psycopg
@@ -75,121 +75,15 @@ def tenant_for(configured: str) -> str:
     return configured
 
 
-ID = 'text COLLATE "C"'
+ID = TYPES["postgresql"]["id"]
 
-_TABLES = (
-    f"""
-    CREATE TABLE session (
-        tenant_id           {ID} NOT NULL,
-        id                  {ID} PRIMARY KEY,
-        name                text,
-        title               text,
-        agent               text NOT NULL,
-        model               text,
-        directory           text,
-        parent_id           {ID},
-        forked_from_session {ID},
-        forked_from_message {ID},
-        created_at          timestamptz NOT NULL,
-        updated_at          timestamptz NOT NULL,
-        deleted_at          timestamptz,
-        lease_owner         text,
-        lease_expires       timestamptz,
-        timeline_length     integer NOT NULL DEFAULT 0,
-        last_message_id     {ID},
-        metadata            json
-    )
-    """,
-    f"""
-    CREATE TABLE message (
-        tenant_id          {ID} NOT NULL,
-        id                 {ID} PRIMARY KEY,
-        session_id         {ID} NOT NULL,
-        role               text NOT NULL,
-        parent_id          {ID},
-        agent              text,
-        model              text,
-        provider           text,
-        status             text NOT NULL,
-        finish             text,
-        summary            boolean NOT NULL,
-        error_type         text,
-        error_message      text,
-        tokens_input       bigint NOT NULL,
-        tokens_output      bigint NOT NULL,
-        tokens_reasoning   bigint NOT NULL,
-        tokens_cache_read  bigint NOT NULL,
-        tokens_cache_write bigint NOT NULL,
-        tokens_estimated   boolean NOT NULL,
-        cost               double precision,
-        created_at         timestamptz NOT NULL,
-        completed_at       timestamptz,
-        origin             json,
-        metadata           json
-    )
-    """,
-    f"""
-    CREATE TABLE part (
-        tenant_id          {ID} NOT NULL,
-        id                 {ID} PRIMARY KEY,
-        session_id         {ID} NOT NULL,
-        message_id         {ID} NOT NULL,
-        type               text NOT NULL,
-        tool               text,
-        tool_state         text,
-        call_id            text,
-        tokens_input       bigint,
-        tokens_output      bigint,
-        tokens_reasoning   bigint,
-        tokens_cache_read  bigint,
-        tokens_cache_write bigint,
-        tokens_estimated   boolean,
-        cost               double precision,
-        time_start         timestamptz,
-        time_end           timestamptz,
-        created_at         timestamptz NOT NULL,
-        data               json NOT NULL
-    )
-    """,
-    f"""
-    CREATE TABLE session_message (
-        tenant_id  {ID} NOT NULL,
-        session_id {ID} NOT NULL,
-        pos        integer NOT NULL,
-        message_id {ID} NOT NULL,
-        PRIMARY KEY (tenant_id, session_id, pos)
-    )
-    """,
-    f"""
-    CREATE TABLE event (
-        tenant_id  {ID} NOT NULL,
-        id         {ID} PRIMARY KEY,
-        session_id {ID},
-        type       text NOT NULL,
-        actor      text NOT NULL,
-        created_at timestamptz NOT NULL,
-        data       json
-    )
-    """,
-    "CREATE TABLE forge_schema (version integer NOT NULL)",
-    # DuckDB's builtin, which the shared queries call: microseconds since the epoch, as a
-    # double (exact below 2**53), so that ``epoch_us(x) / 1e6`` is the float DuckDB gives
-    """
+# DuckDB's builtin, which the shared queries call: microseconds since the epoch, as a double
+# (exact below 2**53), so that ``epoch_us(x) / 1e6`` is the float DuckDB gives
+_EPOCH_US = """
     CREATE FUNCTION epoch_us(t timestamptz) RETURNS double precision
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     AS $$ SELECT (extract(epoch FROM t) * 1000000)::double precision $$
-    """,
-)
-
-_INDEXES = (
-    "CREATE INDEX part_message ON part (tenant_id, message_id)",
-    "CREATE INDEX session_message_message ON session_message (tenant_id, message_id)",
-    "CREATE INDEX session_name ON session (tenant_id, name)",
-    "CREATE INDEX event_session ON event (tenant_id, session_id)",
-    "CREATE INDEX message_tenant ON message (tenant_id, session_id)",
-    "CREATE INDEX event_tenant_id ON event (tenant_id, id)",
-    "CREATE INDEX session_tenant_id ON session (tenant_id, id)",
-)
+    """
 
 # The policy: a row belongs to the tenant ``forge_tenant()`` names — the transaction's
 # ``forge.tenant`` setting (unset, RESET or '' match no row), provided the login role may
@@ -228,55 +122,11 @@ _TENANCY = _TENANT_FUNCTION + tuple(
     )
 ) + ("REVOKE ALL ON forge_schema FROM PUBLIC",)
 
-# The long-term memory index (schema.py step 5; its SQL in store/memory_index.py), under the
-# same tenancy policy, and DuckDB's ``array_cosine_similarity`` — which the vector query calls —
-# defined as a function (a ``real[N]`` cast is DuckDB's fixed-size array, a plain array here).
-_MEMORY_INDEX = (
-    f"""
-    CREATE TABLE memory_file (
-        tenant_id  {ID} NOT NULL,
-        folder     text NOT NULL,
-        path       text NOT NULL,
-        size       bigint NOT NULL,
-        mtime_ns   bigint NOT NULL,
-        sha256     text NOT NULL,
-        file_date  date,
-        chunks     integer NOT NULL,
-        indexed_at timestamptz NOT NULL
-    )
-    """,
-    f"""
-    CREATE TABLE memory_chunk (
-        tenant_id   {ID} NOT NULL,
-        id          {ID} PRIMARY KEY,
-        folder      text NOT NULL,
-        path        text NOT NULL,
-        start_line  integer NOT NULL,
-        end_line    integer NOT NULL,
-        text        text NOT NULL,
-        terms       integer NOT NULL,
-        file_date   date,
-        embedding   real[],
-        embed_model text,
-        embed_dims  integer
-    )
-    """,
-    f"""
-    CREATE TABLE memory_term (
-        tenant_id {ID} NOT NULL,
-        folder    text NOT NULL,
-        path      text NOT NULL,
-        chunk_id  {ID} NOT NULL,
-        term      text NOT NULL,
-        tf        integer NOT NULL
-    )
-    """,
-    # unique: two hosts indexing one file at once cannot both insert it (the second is
-    # refused, and indexes it again at its next sync); DuckDB's writers take turns anyway
-    "CREATE UNIQUE INDEX memory_file_path ON memory_file (tenant_id, folder, path)",
-    "CREATE INDEX memory_chunk_path ON memory_chunk (tenant_id, folder, path)",
-    "CREATE INDEX memory_term_term ON memory_term (tenant_id, folder, term)",
-    "CREATE INDEX memory_term_path ON memory_term (tenant_id, folder, path)",
+# The long-term memory index (sql/tables.py step 5; its SQL in store/sql/memory_index.py), under
+# the same tenancy policy, and DuckDB's ``array_cosine_similarity`` — which the vector query
+# calls — defined as a function (a ``real[N]`` cast is DuckDB's fixed-size array, a plain array
+# here).
+_MEMORY_INDEX = ddl("postgresql", 5) + (
     """
     CREATE FUNCTION array_cosine_similarity(a real[], b real[]) RETURNS double precision
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -298,14 +148,14 @@ _MEMORY_INDEX = (
 # (store/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
 # in PostgreSQL's dialect, security_invoker so the policies apply (postgres_views.py).
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "tables", _TABLES),
-    Migration(2, "indexes", _INDEXES),
+    Migration(1, "tables", ddl("postgresql", 1) + (_EPOCH_US,)),
+    Migration(2, "indexes", ddl("postgresql", 2)),
     Migration(3, "row-level security on every tenant table", _TENANCY),
-    Migration(4, "the documented views, for psql", PG_CREATE_VIEWS),
+    Migration(4, "the documented views, for psql", create_views("postgresql")),
     Migration(5, "the long-term memory index, row-level security on it", _MEMORY_INDEX),
     # a new column of a table already under row-level security: the policy and the grants
     # (whole tables) cover it
-    Migration(6, "message.replay_of", (f"ALTER TABLE message ADD COLUMN replay_of {ID}",)),
+    Migration(6, "message.replay_of", ddl("postgresql", 6)),
 )
 assert MIGRATIONS[-1].version == LATEST, "keep the PostgreSQL steps in step with schema.py"
 _MIGRATE_LOCK = 0x666F726765  # pg_advisory_xact_lock key: one migration at a time

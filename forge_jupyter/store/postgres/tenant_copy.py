@@ -41,7 +41,7 @@ def duckdb_columns() -> dict[str, tuple[tuple[str, str], ...]]:
     """Each table's (column, DuckDB type) in the DuckDB file's order (schema.py)."""
     import duckdb
 
-    from ..sql.tables import migrate
+    from ..duckdb.schema import migrate
 
     con = duckdb.connect(":memory:")
     try:

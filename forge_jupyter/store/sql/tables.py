@@ -1,8 +1,13 @@
-"""The DuckDB schema of a forge-jupyter file, as numbered migration steps (DESIGN §3).
+"""Every table of a forge-jupyter store, declared once: columns, types, constraints, indexes,
+and the migration step each appeared in (DESIGN §3). The DuckDB file's DDL (duckdb/schema.py)
+and PostgreSQL's (postgres/schema.py) are both rendered from this one declaration
+(``ddl(dialect, version)``); only what one engine alone has — PostgreSQL's row-level security,
+a function DuckDB has built in — is written in that engine's schema module.
 
-A fresh file runs every step; an older file is brought up to date in one transaction when it
-is opened; a file written by a newer forge-jupyter is refused (``SchemaTooNew``). A step is a
-historical record: once released it never changes — add a new step instead.
+A step is a historical record: once released, what a step creates never changes. A new column
+is declared with ``since`` = the next step, which both dialects then render as an
+``ALTER TABLE … ADD COLUMN`` for files made before it and as part of nothing else (a table
+made at step 1 is made with its step-1 columns, then altered: every file ends up the same).
 
 Every table carries ``tenant_id``, and every query of the store filters on it. Ids are global
 primary keys, so an id of one tenant can never be overwritten by another (``plan_write``
@@ -17,11 +22,25 @@ the form ``model.part_from_json`` reads back.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-import duckdb
+from ..base import Dialect
+from .views import VIEW_NAMES
 
-from ...errors import SchemaTooNew, StoreUnreadable
-from .views import CREATE_VIEWS, VIEW_NAMES
+ColumnType = Literal["id", "text", "integer", "bigint", "boolean", "double", "timestamp",
+                     "json", "date", "real[]"]
+
+# Each type as each engine spells it. Ids sort by their bytes on both: DuckDB's VARCHAR
+# does; PostgreSQL's text does under the "C" collation, whatever the database's locale.
+TYPES: dict[Dialect, dict[ColumnType, str]] = {
+    "duckdb": {"id": "VARCHAR", "text": "VARCHAR", "integer": "INTEGER", "bigint": "BIGINT",
+               "boolean": "BOOLEAN", "double": "DOUBLE", "timestamp": "TIMESTAMPTZ",
+               "json": "JSON", "date": "DATE", "real[]": "REAL[]"},
+    "postgresql": {"id": 'text COLLATE "C"', "text": "text", "integer": "integer",
+                   "bigint": "bigint", "boolean": "boolean", "double": "double precision",
+                   "timestamp": "timestamptz", "json": "json", "date": "date",
+                   "real[]": "real[]"},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,175 +50,194 @@ class Migration:
     statements: tuple[str, ...]
 
 
-_TABLES = (
-    """
-    CREATE TABLE session (
-        tenant_id           VARCHAR NOT NULL,
-        id                  VARCHAR PRIMARY KEY,
-        name                VARCHAR,
-        title               VARCHAR,
-        agent               VARCHAR NOT NULL,
-        model               VARCHAR,
-        directory           VARCHAR,
-        parent_id           VARCHAR,
-        forked_from_session VARCHAR,
-        forked_from_message VARCHAR,
-        created_at          TIMESTAMPTZ NOT NULL,
-        updated_at          TIMESTAMPTZ NOT NULL,
-        deleted_at          TIMESTAMPTZ,
-        lease_owner         VARCHAR,
-        lease_expires       TIMESTAMPTZ,
-        -- the timeline's tail, kept with the session so a write needs no scan of the pointers
-        timeline_length     INTEGER NOT NULL DEFAULT 0,
-        last_message_id     VARCHAR,
-        metadata            JSON
-    )
-    """,
-    """
-    CREATE TABLE message (
-        tenant_id          VARCHAR NOT NULL,
-        id                 VARCHAR PRIMARY KEY,
-        session_id         VARCHAR NOT NULL,
-        role               VARCHAR NOT NULL,
-        parent_id          VARCHAR,
-        agent              VARCHAR,
-        model              VARCHAR,
-        provider           VARCHAR,
-        status             VARCHAR NOT NULL,
-        finish             VARCHAR,
-        summary            BOOLEAN NOT NULL,
-        error_type         VARCHAR,
-        error_message      VARCHAR,
-        tokens_input       BIGINT NOT NULL,
-        tokens_output      BIGINT NOT NULL,
-        tokens_reasoning   BIGINT NOT NULL,
-        tokens_cache_read  BIGINT NOT NULL,
-        tokens_cache_write BIGINT NOT NULL,
-        tokens_estimated   BOOLEAN NOT NULL,
-        cost               DOUBLE,
-        created_at         TIMESTAMPTZ NOT NULL,
-        completed_at       TIMESTAMPTZ,
-        origin             JSON,
-        metadata           JSON
-    )
-    """,
-    """
-    CREATE TABLE part (
-        tenant_id          VARCHAR NOT NULL,
-        id                 VARCHAR PRIMARY KEY,
-        session_id         VARCHAR NOT NULL,
-        message_id         VARCHAR NOT NULL,
-        type               VARCHAR NOT NULL,
-        tool               VARCHAR,
-        tool_state         VARCHAR,
-        call_id            VARCHAR,
-        tokens_input       BIGINT,
-        tokens_output      BIGINT,
-        tokens_reasoning   BIGINT,
-        tokens_cache_read  BIGINT,
-        tokens_cache_write BIGINT,
-        tokens_estimated   BOOLEAN,
-        cost               DOUBLE,
-        time_start         TIMESTAMPTZ,
-        time_end           TIMESTAMPTZ,
-        created_at         TIMESTAMPTZ NOT NULL,
-        data               JSON NOT NULL
-    )
-    """,
-    """
-    CREATE TABLE session_message (
-        tenant_id  VARCHAR NOT NULL,
-        session_id VARCHAR NOT NULL,
-        pos        INTEGER NOT NULL,
-        message_id VARCHAR NOT NULL,
-        PRIMARY KEY (tenant_id, session_id, pos)
-    )
-    """,
-    """
-    CREATE TABLE event (
-        tenant_id  VARCHAR NOT NULL,
-        id         VARCHAR PRIMARY KEY,
-        session_id VARCHAR,
-        type       VARCHAR NOT NULL,
-        actor      VARCHAR NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL,
-        data       JSON
-    )
-    """,
-    "CREATE TABLE forge_schema (version INTEGER NOT NULL)",
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: ColumnType
+    not_null: bool = False
+    primary_key: bool = False
+    default: str | None = None
+    since: int = 1  # the migration step that added it
+    written: bool = True  # part of the bulk inserts (``Table.written``); else set by UPDATEs
+
+    def render(self, dialect: Dialect) -> str:
+        out = f"{self.name} {TYPES[dialect][self.type]}"
+        if self.primary_key:
+            out += " PRIMARY KEY"
+        if self.not_null:
+            out += " NOT NULL"
+        if self.default is not None:
+            out += f" DEFAULT {self.default}"
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...] = ()  # a composite key; a single one is the column's own
+    since: int = 1
+
+    def columns_at(self, version: int) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.since <= version)
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The columns the bulk inserts give, in the table's order (the appender's)."""
+        return tuple(c.name for c in self.columns if c.written)
+
+    def create(self, dialect: Dialect) -> str:
+        lines = [c.render(dialect) for c in self.columns if c.since <= self.since]
+        if self.primary_key:
+            lines.append(f"PRIMARY KEY ({', '.join(self.primary_key)})")
+        return f"CREATE TABLE {self.name} (\n    " + ",\n    ".join(lines) + "\n)"
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """An index, per engine: a column list where it has one, None where it has none.
+    PostgreSQL's lead with ``tenant_id`` (its row-level security filters every query on
+    it); DuckDB's ART serves equality lookups, so there most need no tenant prefix."""
+
+    name: str
+    table: str
+    since: int
+    duckdb: tuple[str, ...] | None
+    postgresql: tuple[str, ...] | None
+    unique: bool = False
+
+    def create(self, dialect: Dialect) -> str | None:
+        columns = self.duckdb if dialect == "duckdb" else self.postgresql
+        if columns is None:
+            return None
+        unique = "UNIQUE " if self.unique else ""
+        return f"CREATE {unique}INDEX {self.name} ON {self.table} ({', '.join(columns)})"
+
+
+def _c(name: str, type: ColumnType, *flags: str, since: int = 1, written: bool = True,
+       default: str | None = None) -> Column:
+    """A column; ``flags``: "not null", "key" (the primary key)."""
+    return Column(name, type, not_null="not null" in flags, primary_key="key" in flags,
+                  default=default, since=since, written=written)
+
+
+NN = "not null"
+KEY = "key"
+TABLES: tuple[Table, ...] = (
+    Table("session", (
+        _c("tenant_id", "id", NN), _c("id", "id", KEY), _c("name", "text"),
+        _c("title", "text"), _c("agent", "text", NN), _c("model", "text"),
+        _c("directory", "text"), _c("parent_id", "id"), _c("forked_from_session", "id"),
+        _c("forked_from_message", "id"), _c("created_at", "timestamp", NN),
+        _c("updated_at", "timestamp", NN),
+        # a tombstone and the runner lease: set by their own UPDATEs, not by the inserts
+        _c("deleted_at", "timestamp", written=False), _c("lease_owner", "text", written=False),
+        _c("lease_expires", "timestamp", written=False),
+        # the timeline's tail, kept with the session so a write needs no scan of the pointers
+        _c("timeline_length", "integer", NN, default="0"), _c("last_message_id", "id"),
+        _c("metadata", "json"),
+    )),
+    Table("message", (
+        _c("tenant_id", "id", NN), _c("id", "id", KEY), _c("session_id", "id", NN),
+        _c("role", "text", NN), _c("parent_id", "id"), _c("agent", "text"),
+        _c("model", "text"), _c("provider", "text"), _c("status", "text", NN),
+        _c("finish", "text"), _c("summary", "boolean", NN), _c("error_type", "text"),
+        _c("error_message", "text"), _c("tokens_input", "bigint", NN),
+        _c("tokens_output", "bigint", NN), _c("tokens_reasoning", "bigint", NN),
+        _c("tokens_cache_read", "bigint", NN), _c("tokens_cache_write", "bigint", NN),
+        _c("tokens_estimated", "boolean", NN), _c("cost", "double"),
+        _c("created_at", "timestamp", NN), _c("completed_at", "timestamp"),
+        _c("origin", "json"), _c("metadata", "json"),
+        # a replayed turn's message points at the recorded one it repeats (session/replay.py)
+        _c("replay_of", "id", since=6),
+    )),
+    Table("part", (
+        _c("tenant_id", "id", NN), _c("id", "id", KEY), _c("session_id", "id", NN),
+        _c("message_id", "id", NN), _c("type", "text", NN), _c("tool", "text"),
+        _c("tool_state", "text"), _c("call_id", "text"), _c("tokens_input", "bigint"),
+        _c("tokens_output", "bigint"), _c("tokens_reasoning", "bigint"),
+        _c("tokens_cache_read", "bigint"), _c("tokens_cache_write", "bigint"),
+        _c("tokens_estimated", "boolean"), _c("cost", "double"),
+        _c("time_start", "timestamp"), _c("time_end", "timestamp"),
+        _c("created_at", "timestamp", NN), _c("data", "json", NN),
+    )),
+    Table("session_message", (
+        _c("tenant_id", "id", NN), _c("session_id", "id", NN), _c("pos", "integer", NN),
+        _c("message_id", "id", NN),
+    ), primary_key=("tenant_id", "session_id", "pos")),
+    Table("event", (
+        _c("tenant_id", "id", NN), _c("id", "id", KEY), _c("session_id", "id"),
+        _c("type", "text", NN), _c("actor", "text", NN), _c("created_at", "timestamp", NN),
+        _c("data", "json"),
+    )),
+    Table("forge_schema", (_c("version", "integer", NN),)),
+    # The long-term memory index (store/sql/memory_index.py): the memory folder's files as the
+    # index last saw them, their chunks (text, line range, embedding) and each chunk's terms
+    # with their counts, from which BM25 is computed in SQL. ``folder`` is the memory folder's
+    # resolved path: one tenant may index several folders. No unique constraint in DuckDB: a
+    # re-indexed file is deleted and inserted again in one transaction, which DuckDB's unique
+    # indexes refuse.
+    Table("memory_file", (
+        _c("tenant_id", "id", NN), _c("folder", "text", NN), _c("path", "text", NN),
+        _c("size", "bigint", NN), _c("mtime_ns", "bigint", NN), _c("sha256", "text", NN),
+        _c("file_date", "date"), _c("chunks", "integer", NN),
+        _c("indexed_at", "timestamp", NN),
+    ), since=5),
+    Table("memory_chunk", (
+        _c("tenant_id", "id", NN), _c("id", "id", KEY), _c("folder", "text", NN),
+        _c("path", "text", NN), _c("start_line", "integer", NN),
+        _c("end_line", "integer", NN), _c("text", "text", NN), _c("terms", "integer", NN),
+        _c("file_date", "date"), _c("embedding", "real[]"), _c("embed_model", "text"),
+        _c("embed_dims", "integer"),
+    ), since=5),
+    Table("memory_term", (
+        _c("tenant_id", "id", NN), _c("folder", "text", NN), _c("path", "text", NN),
+        _c("chunk_id", "id", NN), _c("term", "text", NN), _c("tf", "integer", NN),
+    ), since=5),
 )
 
-_INDEXES = (
-    # a message's parts (timeline pages, list_parts); equality lookups only: DuckDB's ART
-    # serves those, while ranges over prefixed string ids gain nothing from zone maps
-    "CREATE INDEX part_message ON part (message_id)",
+INDEXES: tuple[Index, ...] = (
+    # a message's parts (timeline pages, list_parts); equality lookups only
+    Index("part_message", "part", 2, ("message_id",), ("tenant_id", "message_id")),
     # which timelines point at a message (position, delete's reference check)
-    "CREATE INDEX session_message_message ON session_message (message_id)",
+    Index("session_message_message", "session_message", 2, ("message_id",),
+          ("tenant_id", "message_id")),
     # find_session by name
-    "CREATE INDEX session_name ON session (tenant_id, name)",
-    "CREATE INDEX event_session ON event (session_id)",
+    Index("session_name", "session", 2, ("tenant_id", "name"), ("tenant_id", "name")),
+    Index("event_session", "event", 2, ("session_id",), ("tenant_id", "session_id")),
+    Index("message_tenant", "message", 2, None, ("tenant_id", "session_id")),
+    Index("event_tenant_id", "event", 2, None, ("tenant_id", "id")),
+    Index("session_tenant_id", "session", 2, None, ("tenant_id", "id")),
+    # unique: two hosts indexing one file at once cannot both insert it (the second is
+    # refused, and indexes it again at its next sync); DuckDB's writers take turns anyway
+    Index("memory_file_path", "memory_file", 5, None, ("tenant_id", "folder", "path"),
+          unique=True),
+    Index("memory_chunk_path", "memory_chunk", 5, None, ("tenant_id", "folder", "path")),
+    Index("memory_term_term", "memory_term", 5, None, ("tenant_id", "folder", "term")),
+    Index("memory_term_path", "memory_term", 5, None, ("tenant_id", "folder", "path")),
 )
 
-# The long-term memory index (store/memory_index.py): the memory folder's files as the index
-# last saw them, their chunks (text, line range, embedding) and each chunk's terms with their
-# counts, from which BM25 is computed in SQL. ``folder`` is the memory folder's resolved path:
-# one tenant may index several folders. No unique constraint: a re-indexed file is deleted and
-# inserted again in one transaction, which DuckDB's unique indexes refuse.
-MEMORY_INDEX = (
-    """
-    CREATE TABLE memory_file (
-        tenant_id  VARCHAR NOT NULL,
-        folder     VARCHAR NOT NULL,
-        path       VARCHAR NOT NULL,
-        size       BIGINT NOT NULL,
-        mtime_ns   BIGINT NOT NULL,
-        sha256     VARCHAR NOT NULL,
-        file_date  DATE,
-        chunks     INTEGER NOT NULL,
-        indexed_at TIMESTAMPTZ NOT NULL
-    )
-    """,
-    """
-    CREATE TABLE memory_chunk (
-        tenant_id   VARCHAR NOT NULL,
-        id          VARCHAR PRIMARY KEY,
-        folder      VARCHAR NOT NULL,
-        path        VARCHAR NOT NULL,
-        start_line  INTEGER NOT NULL,
-        end_line    INTEGER NOT NULL,
-        text        VARCHAR NOT NULL,
-        terms       INTEGER NOT NULL,
-        file_date   DATE,
-        embedding   REAL[],
-        embed_model VARCHAR,
-        embed_dims  INTEGER
-    )
-    """,
-    """
-    CREATE TABLE memory_term (
-        tenant_id VARCHAR NOT NULL,
-        folder    VARCHAR NOT NULL,
-        path      VARCHAR NOT NULL,
-        chunk_id  VARCHAR NOT NULL,
-        term      VARCHAR NOT NULL,
-        tf        INTEGER NOT NULL
-    )
-    """,
-)
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "tables", _TABLES),
-    Migration(2, "indexes", _INDEXES),
-    # the documented views (store/views.py, docs/schema.md); a later change to a view is a
-    # new step that drops and recreates it
-    Migration(3, "views", CREATE_VIEWS),
-    # PostgreSQL's step 4 creates these views there (postgres_views.py); the file has them
-    Migration(4, "nothing: the views of step 3 in PostgreSQL's dialect, on PostgreSQL", ()),
-    Migration(5, "the long-term memory index", MEMORY_INDEX),
-    # a replayed turn's message points at the recorded one it repeats (session/replay.py)
-    Migration(6, "message.replay_of", ("ALTER TABLE message ADD COLUMN replay_of VARCHAR",)),
-)
-LATEST = MIGRATIONS[-1].version
+def ddl(dialect: Dialect, version: int, *, tables: tuple[Table, ...] = TABLES,
+        indexes: tuple[Index, ...] = INDEXES) -> tuple[str, ...]:
+    """What step ``version`` of the declaration does in ``dialect``: the tables it makes, the
+    columns it adds to older tables, then its indexes."""
+    out = [t.create(dialect) for t in tables if t.since == version]
+    out += [f"ALTER TABLE {t.name} ADD COLUMN {c.render(dialect)}"
+            for t in tables if t.since < version for c in t.columns if c.since == version]
+    out += [s for i in indexes if i.since == version if (s := i.create(dialect)) is not None]
+    return tuple(out)
+
+
+def declared_steps(tables: tuple[Table, ...] = TABLES,
+                   indexes: tuple[Index, ...] = INDEXES) -> set[int]:
+    """Every step the declaration names (each dialect's migrations must have all of them)."""
+    return ({t.since for t in tables} | {c.since for t in tables for c in t.columns}
+            | {i.since for i in indexes})
+
+
+BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}
+LATEST = 6  # the newest step (duckdb/schema.py and postgres/schema.py each list all of them)
 
 # Tables whose rows belong to a tenant: ``tenant_views`` scopes ad-hoc SQL to one tenant.
 TENANT_TABLES: tuple[str, ...] = ("session", "message", "part", "session_message", "event")
@@ -207,76 +245,15 @@ TENANT_TABLES: tuple[str, ...] = ("session", "message", "part", "session_message
 TENANT_RELATIONS: tuple[str, ...] = TENANT_TABLES + VIEW_NAMES
 # The long-term memory index's tables, also a tenant's rows (not offered to ad-hoc SQL)
 MEMORY_TABLES: tuple[str, ...] = ("memory_file", "memory_chunk", "memory_term")
+# The memory index's DDL in DuckDB (the in-memory store makes it in a scratch database)
+MEMORY_INDEX: tuple[str, ...] = ddl("duckdb", 5)
 
-# Column order of the bulk inserts (the appender follows it; see duckdb.py).
-SESSION_COLUMNS = (
-    "tenant_id", "id", "name", "title", "agent", "model", "directory", "parent_id",
-    "forked_from_session", "forked_from_message", "created_at", "updated_at",
-    "timeline_length", "last_message_id", "metadata",
-)
-MESSAGE_COLUMNS = (
-    "tenant_id", "id", "session_id", "role", "parent_id", "agent", "model", "provider",
-    "status", "finish", "summary", "error_type", "error_message", "tokens_input",
-    "tokens_output", "tokens_reasoning", "tokens_cache_read", "tokens_cache_write",
-    "tokens_estimated", "cost", "created_at", "completed_at", "origin", "metadata",
-    "replay_of",
-)
-PART_COLUMNS = (
-    "tenant_id", "id", "session_id", "message_id", "type", "tool", "tool_state", "call_id",
-    "tokens_input", "tokens_output", "tokens_reasoning", "tokens_cache_read",
-    "tokens_cache_write", "tokens_estimated", "cost", "time_start", "time_end", "created_at",
-    "data",
-)
-TIMELINE_COLUMNS = ("tenant_id", "session_id", "pos", "message_id")
-EVENT_COLUMNS = ("tenant_id", "id", "session_id", "type", "actor", "created_at", "data")
-
-
-def schema_version(con: duckdb.DuckDBPyConnection, path: str) -> int:
-    """The file's schema version; 0 for a file with no tables yet."""
-    try:
-        row = con.execute("SELECT max(version) FROM forge_schema").fetchone()
-    except duckdb.CatalogException:
-        row = None
-    else:
-        if row is None or row[0] is None:
-            raise StoreUnreadable(f"{path}: the forge_schema table is empty; the file is damaged")
-        return int(row[0])
-    others = con.execute(
-        "SELECT count(*) FROM duckdb_tables() "
-        "WHERE database_name = current_database() AND NOT temporary"
-    ).fetchone()
-    if others and others[0]:
-        raise StoreUnreadable(
-            f"{path} is a DuckDB database, but not a forge-jupyter one (it has no forge_schema "
-            "table); point forge-jupyter at another file (FORGE_DB) rather than mixing the two"
-        )
-    return 0
-
-
-def migrate(con: duckdb.DuckDBPyConnection, path: str, *, target: int = LATEST) -> int:
-    """Bring the file to ``target`` in one transaction; returns the version found before."""
-    found = schema_version(con, path)
-    if found > LATEST:
-        raise SchemaTooNew(
-            f"{path} was written by a newer forge-jupyter (schema version {found}); this "
-            f"forge-jupyter understands schema version {LATEST} at most. Upgrade forge-jupyter "
-            "(pip install -U forge-jupyter) to open it."
-        )
-    if found >= target:
-        return found
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for step in MIGRATIONS:
-            if found < step.version <= target:
-                for statement in step.statements:
-                    con.execute(statement)
-        con.execute("DELETE FROM forge_schema")
-        con.execute("INSERT INTO forge_schema VALUES (?)", [target])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return found
+# Column order of the bulk inserts (the appender follows it; see duckdb/store.py).
+SESSION_COLUMNS = BY_NAME["session"].written
+MESSAGE_COLUMNS = BY_NAME["message"].written
+PART_COLUMNS = BY_NAME["part"].written
+TIMELINE_COLUMNS = BY_NAME["session_message"].written
+EVENT_COLUMNS = BY_NAME["event"].written
 
 
 def tenant_views(query: str, tenant_id: str, catalog: str) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base import Dialect
+
 
 @dataclass(frozen=True, slots=True)
 class View:
@@ -295,3 +297,12 @@ def view(name: str) -> View:
         if v.name == name:
             return v
     raise ValueError(f"no view named {name!r}; the views are: {', '.join(VIEW_NAMES)}")
+
+
+def create_views(dialect: Dialect) -> tuple[str, ...]:
+    """The statements that create every view in ``dialect``."""
+    if dialect == "duckdb":
+        return CREATE_VIEWS
+    from ..postgres_views import CREATE_VIEWS as PG
+
+    return PG
