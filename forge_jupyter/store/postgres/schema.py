@@ -41,7 +41,7 @@ each user a login role of their own and pin it to its tenant, as the owner::
 A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
 ``session_user``, which ``SET ROLE`` does not change).
 
-The documented views (views.py) exist here too, translated (postgres_views.py) and created
+The documented views (sql/views.py) exist here too, rendered in this dialect and created
 ``security_invoker`` so the policies scope them to whoever reads them; the migrate command
 grants the application roles SELECT on them. SQL a person writes through the package
 (``forge.sql``, ``%forge sql``) never runs on these connections (sandbox.py).
@@ -84,6 +84,21 @@ _EPOCH_US = """
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     AS $$ SELECT (extract(epoch FROM t) * 1000000)::double precision $$
     """
+
+# what DuckDB's TRY_CAST does for the views (sql/dialect.py), and for the DataFrames' SQL
+# (translate.py); owned by the schema's owner, run by anyone
+_TRY_FUNCTIONS = (
+    """
+    CREATE FUNCTION forge_try_bigint(t text) RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog AS $$
+    BEGIN RETURN t::bigint; EXCEPTION WHEN others THEN RETURN NULL; END $$
+    """,
+    """
+    CREATE FUNCTION forge_try_boolean(t text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog AS $$
+    BEGIN RETURN t::boolean; EXCEPTION WHEN others THEN RETURN NULL; END $$
+    """,
+)
 
 # The policy: a row belongs to the tenant ``forge_tenant()`` names — the transaction's
 # ``forge.tenant`` setting (unset, RESET or '' match no row), provided the login role may
@@ -146,18 +161,18 @@ _MEMORY_INDEX = ddl("postgresql", 5) + (
 
 # Version for version with the DuckDB file's (schema.LATEST): step 3 there is the views
 # (store/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
-# in PostgreSQL's dialect, security_invoker so the policies apply (postgres_views.py).
+# in PostgreSQL's dialect, security_invoker so the policies apply (sql/views.py).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tables", ddl("postgresql", 1) + (_EPOCH_US,)),
     Migration(2, "indexes", ddl("postgresql", 2)),
     Migration(3, "row-level security on every tenant table", _TENANCY),
-    Migration(4, "the documented views, for psql", create_views("postgresql")),
+    Migration(4, "the documented views, for psql", _TRY_FUNCTIONS + create_views("postgresql")),
     Migration(5, "the long-term memory index, row-level security on it", _MEMORY_INDEX),
     # a new column of a table already under row-level security: the policy and the grants
     # (whole tables) cover it
     Migration(6, "message.replay_of", ddl("postgresql", 6)),
 )
-assert MIGRATIONS[-1].version == LATEST, "keep the PostgreSQL steps in step with schema.py"
+assert MIGRATIONS[-1].version == LATEST, "a step of sql/tables.py has no PostgreSQL migration"
 _MIGRATE_LOCK = 0x666F726765  # pg_advisory_xact_lock key: one migration at a time
 
 

@@ -2,7 +2,7 @@
 
 The DataFrames ask fixed SELECTs — text written in frames.py, every value a bound parameter —
 over the documented views. On PostgreSQL those views exist too (schema step 4,
-postgres_views.py, ``security_invoker``: the row-level security policies scope them to the
+sql/views.py, ``security_invoker``: the row-level security policies scope them to the
 transaction's tenant), so the frames' SQL is translated the way the views are and run in the
 store's read-only transaction (``reading()``); ``frames.typed`` then gives every column the
 dtype it has on DuckDB. Measured (benchmarks/bench_postgres_frames.py): at 1M parts this is
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..postgres_views import to_postgres
+from .translate import to_postgres
 
 if TYPE_CHECKING:
     import pandas as pd

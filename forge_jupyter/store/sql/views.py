@@ -2,30 +2,51 @@
 
 The views are part of the schema (migration step 3), so the file explains itself in any DuckDB
 client. A view cannot take a parameter, so every view keeps ``tenant_id`` as a column and the
-reader scopes it (query.py for forge's own SQL, sandbox.py for SQL a person writes).
+reader scopes it (sql/scoped.py for forge's own SQL, query/sandbox.py for SQL a person writes).
 
-One set of SQL serves every backend: the DuckDB store runs it on its file; the memory store
-loads its rows into a throwaway in-memory DuckDB with the same schema (memory_sql.py).
+Each view is written once: SQL both engines read, with the few constructs they spell
+differently left to dialect.py (``d.json_text(…)``, ``d.arg_max(…)``, …). The DuckDB file has
+them from step 3; the in-memory store loads its rows into a throwaway DuckDB with the same
+schema (inmemory/sql.py); PostgreSQL has them, ``security_invoker``, from its step 4 (for
+psql: forge's own DataFrames run their SQL in PostgreSQL, and ``forge.sql`` runs on a DuckDB
+copy of the tenant's rows).
 Descriptions here feed ``docs/schema.md`` (``scripts/gen_schema_docs.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..base import Dialect
+from .dialect import DUCKDB, SPELLINGS, Spelling
 
 
 @dataclass(frozen=True, slots=True)
 class View:
     name: str
     description: str
-    sql: str
+    body: Callable[[Spelling], str]  # the SELECT, given how the engine spells what differs
     example: str  # a query for the generated docs, run against a live database
+
+    def render(self, dialect: Dialect) -> str:
+        """The view's SELECT in ``dialect``."""
+        return self.body(SPELLINGS[dialect])
+
+    @property
+    def sql(self) -> str:
+        """The view's SELECT in DuckDB's SQL (the file's, and every DataFrame's)."""
+        return self.body(DUCKDB)
+
+    def create_in(self, dialect: Dialect) -> str:
+        # on PostgreSQL, security_invoker: the tables' row-level security applies to whoever
+        # reads the view, not to its owner
+        invoker = " WITH (security_invoker = true)" if dialect == "postgresql" else ""
+        return f"CREATE VIEW {self.name}{invoker} AS\n{self.render(dialect).strip()}"
 
     @property
     def create(self) -> str:
-        return f"CREATE VIEW {self.name} AS\n{self.sql.strip()}"
+        return self.create_in("duckdb")
 
 
 # A successful compaction summary (session/view.py ``is_summary``), as a predicate on messages.
@@ -39,7 +60,7 @@ VIEWS: tuple[View, ...] = (
         "sessions",
         "Live sessions (deleted ones are tombstones in `session` and are left out); "
         "`messages` is the length of the session's timeline.",
-        """
+        lambda d: """
 SELECT s.tenant_id, s.id AS session_id, s.name, s.title, s.agent, s.model, s.directory,
        s.parent_id, s.forked_from_session, s.forked_from_message, s.created_at, s.updated_at,
        s.timeline_length AS messages
@@ -54,16 +75,16 @@ WHERE s.deleted_at IS NULL
         "`session_id` is the session that wrote it); `duration_s` is an assistant message's "
         "time to finish; `notebook`/`cell_id`/`execution_count` come from the user message's "
         "origin, for an assistant message from its parent's.",
-        """
+        lambda d: f"""
 SELECT m.tenant_id, m.id AS message_id, m.session_id, m.role, m.parent_id, m.agent, m.model,
        m.provider, m.status, m.finish, m.summary, m.error_type, m.error_message,
        m.tokens_input, m.tokens_output, m.tokens_reasoning, m.tokens_cache_read,
        m.tokens_cache_write, m.tokens_estimated, m.cost, m.created_at, m.completed_at,
        CASE WHEN m.role = 'assistant'
             THEN (epoch_us(m.completed_at) - epoch_us(m.created_at)) / 1e6 END AS duration_s,
-       coalesce(m.origin, u.origin) ->> '$.notebook' AS notebook,
-       coalesce(m.origin, u.origin) ->> '$.cell_id' AS cell_id,
-       TRY_CAST(coalesce(m.origin, u.origin) ->> '$.execution_count' AS BIGINT) AS execution_count
+       {d.json_text('coalesce(m.origin, u.origin)', 'notebook')} AS notebook,
+       {d.json_text('coalesce(m.origin, u.origin)', 'cell_id')} AS cell_id,
+       {d.json_bigint('coalesce(m.origin, u.origin)', 'execution_count')} AS execution_count
 FROM message m
 LEFT JOIN message u ON u.tenant_id = m.tenant_id AND u.id = m.parent_id
 """,
@@ -72,9 +93,9 @@ LEFT JOIN message u ON u.tenant_id = m.tenant_id AND u.id = m.parent_id
     View(
         "parts",
         "Every part, with its text (text and reasoning parts) and its whole JSON form in `data`.",
-        """
+        lambda d: f"""
 SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.type,
-       CASE WHEN p.type IN ('text', 'reasoning') THEN p.data ->> '$.text' END AS text,
+       CASE WHEN p.type IN ('text', 'reasoning') THEN {d.json_text('p.data', 'text')} END AS text,
        p.tool, p.tool_state, p.call_id, p.tokens_input, p.tokens_output, p.tokens_reasoning,
        p.tokens_cache_read, p.tokens_cache_write, p.tokens_estimated, p.cost,
        p.time_start, p.time_end, p.created_at, p.data
@@ -86,14 +107,14 @@ FROM part p
         "tool_calls",
         "One row per tool call (a `tool` part in its latest state): duration, the sizes of "
         "input and output in bytes, the error; `agent` and `model` of the calling message.",
-        """
+        lambda d: f"""
 SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.call_id, p.tool,
        p.tool_state AS state, m.agent, m.model, p.time_start, p.time_end,
        (epoch_us(p.time_end) - epoch_us(p.time_start)) / 1e6 AS duration_s,
-       p.j[1] AS input, strlen(p.j[1]) AS input_bytes, strlen(p.j[2]) AS output_bytes,
+       p.j[1] AS input, {d.strlen('p.j[1]')} AS input_bytes, {d.strlen('p.j[2]')} AS output_bytes,
        p.j[3] AS error, p.j[4] AS title, p.created_at
 FROM (
-    SELECT *, json_extract_string(data, ['$.input', '$.output', '$.error', '$.title']) AS j
+    SELECT *, {d.json_texts('data', ('input', 'output', 'error', 'title'))} AS j
     FROM part WHERE type = 'tool'
 ) p
 JOIN message m ON m.tenant_id = p.tenant_id AND m.id = p.message_id
@@ -106,13 +127,13 @@ JOIN message m ON m.tenant_id = p.tenant_id AND m.id = p.message_id
         "One row per model call (a `step-finish` part): its tokens and cost (NULL where the "
         "price table does not know the model), with the agent, model and the notebook cell "
         "of the prompt that caused it. Sum it by whatever you need.",
-        """
+        lambda d: f"""
 SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.created_at, a.agent,
-       a.model, a.provider, p.data ->> '$.reason' AS finish, p.tokens_input, p.tokens_output,
+       a.model, a.provider, {d.json_text('p.data', 'reason')} AS finish, p.tokens_input, p.tokens_output,
        p.tokens_reasoning, p.tokens_cache_read, p.tokens_cache_write, p.tokens_estimated, p.cost,
-       a.parent_id AS user_message_id, u.origin ->> '$.notebook' AS notebook,
-       u.origin ->> '$.cell_id' AS cell_id,
-       TRY_CAST(u.origin ->> '$.execution_count' AS BIGINT) AS execution_count
+       a.parent_id AS user_message_id, {d.json_text('u.origin', 'notebook')} AS notebook,
+       {d.json_text('u.origin', 'cell_id')} AS cell_id,
+       {d.json_bigint('u.origin', 'execution_count')} AS execution_count
 FROM part p
 JOIN message a ON a.tenant_id = p.tenant_id AND a.id = p.message_id
 LEFT JOIN message u ON u.tenant_id = a.tenant_id AND u.id = a.parent_id
@@ -126,10 +147,10 @@ WHERE p.type = 'step-finish'
         "turns",
         "One row per user message: what it asked (`kind` prompt, synthetic or compaction), "
         "the notebook cell it came from, and what answering it took and cost.",
-        """
+        lambda d: f"""
 WITH answer AS (
     SELECT tenant_id, parent_id, count(*) AS assistant_messages,
-           max(completed_at) AS finished_at, arg_max(status, id) AS status
+           max(completed_at) AS finished_at, {d.arg_max('status', 'id')} AS status
     FROM message WHERE role = 'assistant' AND parent_id IS NOT NULL
     GROUP BY tenant_id, parent_id
 ), work AS (
@@ -148,10 +169,10 @@ WITH answer AS (
     GROUP BY a.tenant_id, a.parent_id
 ), asked AS (
     SELECT p.tenant_id, p.message_id,
-           string_agg(p.data ->> '$.text', chr(10) || chr(10) ORDER BY p.id)
+           string_agg({d.json_text('p.data', 'text')}, chr(10) || chr(10) ORDER BY p.id)
                FILTER (WHERE p.type = 'text') AS prompt,
            bool_or(p.type = 'compaction') AS compaction,
-           bool_and(coalesce(TRY_CAST(p.data ->> '$.synthetic' AS BOOLEAN), false))
+           bool_and(coalesce({d.json_boolean('p.data', 'synthetic')}, false))
                FILTER (WHERE p.type = 'text') AS synthetic
     FROM part p JOIN message u ON u.tenant_id = p.tenant_id AND u.id = p.message_id
     WHERE u.role = 'user' AND p.type IN ('text', 'compaction')
@@ -160,8 +181,8 @@ WITH answer AS (
 SELECT u.tenant_id, u.id AS message_id, u.session_id,
        CASE WHEN q.compaction THEN 'compaction' WHEN q.synthetic THEN 'synthetic'
             ELSE 'prompt' END AS kind,
-       q.prompt, u.origin ->> '$.notebook' AS notebook, u.origin ->> '$.cell_id' AS cell_id,
-       TRY_CAST(u.origin ->> '$.execution_count' AS BIGINT) AS execution_count,
+       q.prompt, {d.json_text('u.origin', 'notebook')} AS notebook, {d.json_text('u.origin', 'cell_id')} AS cell_id,
+       {d.json_bigint('u.origin', 'execution_count')} AS execution_count,
        u.created_at AS started_at, a.finished_at,
        (epoch_us(a.finished_at) - epoch_us(u.created_at)) / 1e6 AS duration_s,
        coalesce(a.assistant_messages, 0) AS assistant_messages, a.status,
@@ -189,7 +210,7 @@ WHERE u.role = 'user'
         "position of the compaction request; `view_start`: where the model's view began) "
         "and whether the model still sees it (`visible_to_model`; false for superseded "
         "messages, which stay stored and readable).",
-        f"""
+        lambda d: f"""
 WITH t AS (
     SELECT sm.tenant_id, sm.session_id, sm.pos, sm.message_id, m.session_id AS written_by,
            m.role, m.parent_id, m.agent, m.model, m.status, m.finish, m.summary, m.error_type,
@@ -197,7 +218,7 @@ WITH t AS (
     FROM session_message sm
     JOIN message m ON m.tenant_id = sm.tenant_id AND m.id = sm.message_id
 ), request AS (
-    SELECT tenant_id, message_id, data ->> '$.tail_start' AS tail_start
+    SELECT tenant_id, message_id, {d.json_text('data', 'tail_start')} AS tail_start
     FROM part WHERE type = 'compaction'
 ), boundary AS (
     -- filterCompacted (session/view.py): a summary that succeeded, answering a user message
@@ -223,8 +244,8 @@ SELECT m.tenant_id, m.session_id, m.pos, m.message_id, m.written_by, m.role, m.p
        m.tokens_input, m.tokens_output, m.cost, m.request_pos IS NOT NULL AS is_boundary,
        max(m.request_pos) OVER before AS compaction_pos,
        count(m.request_pos) OVER before AS compactions,
-       coalesce(arg_max(m.start_pos, m.request_pos) OVER before, 0) AS view_start,
-       m.pos >= coalesce(arg_max(m.start_pos, m.request_pos) OVER whole, 0) AS visible_to_model
+       coalesce({d.arg_max('m.start_pos', 'm.request_pos', over='before')}, 0) AS view_start,
+       m.pos >= coalesce({d.arg_max('m.start_pos', 'm.request_pos', over='whole')}, 0) AS visible_to_model
 FROM marked m
 WINDOW before AS (PARTITION BY m.tenant_id, m.session_id ORDER BY m.pos
                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
@@ -240,7 +261,7 @@ WINDOW before AS (PARTITION BY m.tenant_id, m.session_id ORDER BY m.pos
         "numbered (`step`), with the tokens it was sent (`tokens_input`, cache reads "
         "included) and the compaction boundary in force (`compactions` so far, "
         "`compaction_pos`, `view_start`); `summarizing` marks the calls that wrote a summary.",
-        """
+        lambda d: """
 SELECT t.tenant_id, t.session_id,
        row_number() OVER (PARTITION BY t.tenant_id, t.session_id ORDER BY t.pos, p.id) AS step,
        t.pos, t.message_id, p.id AS part_id, p.created_at, t.agent, t.model,
@@ -259,18 +280,18 @@ JOIN part p ON p.tenant_id = t.tenant_id AND p.message_id = t.message_id
         "One row per compaction (the `compaction` events): when, why, automatic or asked "
         "for, whether the summary is extractive (the summarizing call failed), the token "
         "estimates before and after, and the boundary's position in the timeline.",
-        """
+        lambda d: f"""
 SELECT e.tenant_id, e.id AS event_id, e.session_id, e.created_at, e.actor,
-       e.data ->> '$.reason' AS reason, TRY_CAST(e.data ->> '$.auto' AS BOOLEAN) AS auto,
-       TRY_CAST(e.data ->> '$.extractive' AS BOOLEAN) AS extractive,
-       TRY_CAST(e.data ->> '$.tokens_before' AS BIGINT) AS tokens_before,
-       TRY_CAST(e.data ->> '$.tokens_after' AS BIGINT) AS tokens_after,
-       e.data ->> '$.request_message_id' AS request_message_id,
-       e.data ->> '$.summary_message_id' AS summary_message_id,
-       e.data ->> '$.tail_start' AS tail_start, sm.pos AS boundary_pos
+       {d.json_text('e.data', 'reason')} AS reason, {d.json_boolean('e.data', 'auto')} AS auto,
+       {d.json_boolean('e.data', 'extractive')} AS extractive,
+       {d.json_bigint('e.data', 'tokens_before')} AS tokens_before,
+       {d.json_bigint('e.data', 'tokens_after')} AS tokens_after,
+       {d.json_text('e.data', 'request_message_id')} AS request_message_id,
+       {d.json_text('e.data', 'summary_message_id')} AS summary_message_id,
+       {d.json_text('e.data', 'tail_start')} AS tail_start, sm.pos AS boundary_pos
 FROM event e
 LEFT JOIN session_message sm ON sm.tenant_id = e.tenant_id AND sm.session_id = e.session_id
-                            AND sm.message_id = e.data ->> '$.request_message_id'
+                            AND sm.message_id = {d.json_text('e.data', 'request_message_id')}
 WHERE e.type = 'compaction'
 """,
         "SELECT reason, auto, extractive, tokens_before, tokens_after, boundary_pos\n"
@@ -280,7 +301,7 @@ WHERE e.type = 'compaction'
         "events",
         "What changed a session's shape (compaction, fork, permission asked/answered/denied, "
         "abort, recovery, import, deletion, cleanup), oldest first by `event_id`.",
-        """
+        lambda d: """
 SELECT e.tenant_id, e.id AS event_id, e.session_id, e.type, e.actor, e.created_at, e.data
 FROM event e
 """,
@@ -301,8 +322,4 @@ def view(name: str) -> View:
 
 def create_views(dialect: Dialect) -> tuple[str, ...]:
     """The statements that create every view in ``dialect``."""
-    if dialect == "duckdb":
-        return CREATE_VIEWS
-    from ..postgres_views import CREATE_VIEWS as PG
-
-    return PG
+    return tuple(v.create_in(dialect) for v in VIEWS)

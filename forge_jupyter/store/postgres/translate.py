@@ -1,47 +1,26 @@
-"""The documented views (store/views.py) in PostgreSQL's dialect, for people using psql.
+"""The DataFrames' own SELECTs (frames.py, written in DuckDB's SQL) in PostgreSQL's dialect,
+for a PostgreSQL store's ``selecting`` (postgres/select.py).
 
-forge-jupyter itself never reads these: its DataFrames and ``forge.sql`` run the DuckDB SQL of
-views.py on a copy of the tenant's rows (sandbox.py), so the dialect, columns and dtypes are
-the same on every backend. These views are for a DBA or a person connected with psql as a
-role pinned to its tenant: the same names and columns, created ``security_invoker`` so that
-the row-level security policies of the tables apply to whoever queries them.
-
-One text per view, translated from views.py's — the views are written once:
+The views themselves are not translated: they are written once with the spellings of
+sql/dialect.py and rendered for each engine. The DataFrames' queries over them are
+translated here, by the same rules as those spellings:
 
 - ``x ->> '$.key'`` (DuckDB's JSON path) becomes ``x ->> 'key'``;
 - ``TRY_CAST(x AS BIGINT | BOOLEAN)`` becomes ``forge_try_bigint(x)`` / ``forge_try_boolean(x)``
-  (NULL where the text does not parse, as DuckDB's);
-- ``json_extract_string(x, ['$.a', '$.b'])`` becomes ``ARRAY[x ->> 'a', x ->> 'b']`` (both
-  index from 1), ``strlen`` becomes ``octet_length``;
-- ``arg_max(a, b)`` — PostgreSQL has none — becomes the second element of the greatest
-  ``ARRAY[b, a]`` among the rows whose ``b`` is not NULL (``b`` and ``a`` of one type), also as
-  a window function (``… OVER w``);
-- ``contains(a, b)`` becomes ``strpos(a, b) > 0`` (both take ``b`` literally), and
-  ``forge_icu_lower(x)`` (the panel's search) ``lower`` under the ICU root collation
-  (``epoch_us`` is a function of the schema's, postgres_schema.py).
+  (functions of the schema's, postgres/schema.py);
+- ``json_extract_string(x, ['$.a', '$.b'])`` becomes ``ARRAY[x ->> 'a', x ->> 'b']``,
+  ``strlen`` becomes ``octet_length``;
+- ``arg_max(a, b)`` becomes the second element of the greatest ``ARRAY[b, a]`` among the rows
+  whose ``b`` is not NULL, also as a window function (``… OVER w``);
+- ``contains(a, b)`` becomes ``strpos(a, b) > 0``, and ``forge_icu_lower(x)`` (the panel's
+  search) ``lower`` under the ICU root collation.
 
-``tests/frames/test_postgres_frames.py`` compares every view's rows with DuckDB's.
+``tests/frames/test_postgres_frames.py`` compares the DataFrames' rows with DuckDB's.
 """
 
 from __future__ import annotations
 
 import re
-
-from .sql.views import VIEWS
-
-# functions the translated views call; owned by the schema's owner, run by anyone
-FUNCTIONS = (
-    """
-    CREATE FUNCTION forge_try_bigint(t text) RETURNS bigint
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog AS $$
-    BEGIN RETURN t::bigint; EXCEPTION WHEN others THEN RETURN NULL; END $$
-    """,
-    """
-    CREATE FUNCTION forge_try_boolean(t text) RETURNS boolean
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog AS $$
-    BEGIN RETURN t::boolean; EXCEPTION WHEN others THEN RETURN NULL; END $$
-    """,
-)
 
 _PATH = re.compile(r"->>\s*'\$\.([A-Za-z_][A-Za-z0-9_]*)'")
 _LIST = re.compile(r"json_extract_string\(([^,()]+),\s*\[([^\]]*)\]\)")
@@ -108,10 +87,3 @@ def to_postgres(sql: str) -> str:
     sql = _calls(sql, "forge_icu_lower",
                  lambda a, _: (f'lower(CAST({a[0]} AS text) COLLATE "und-x-icu")', 0))
     return _calls(sql, "arg_max", _arg_max)
-
-
-CREATE_VIEWS: tuple[str, ...] = FUNCTIONS + tuple(
-    f"CREATE VIEW {v.name} WITH (security_invoker = true) AS\n{to_postgres(v.sql).strip()}"
-    for v in VIEWS
-)
-VIEW_NAMES: tuple[str, ...] = tuple(v.name for v in VIEWS)
