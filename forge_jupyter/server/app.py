@@ -3,7 +3,7 @@
 The tenant and the store file are the server's configuration — ``c.Forge.db`` /
 ``FORGE_DB`` and ``c.Forge.tenant`` / ``FORGE_TENANT``, read by the same ``Forge``
 Configurable (config.py) with the same precedence and defaults as in the kernels — and never
-come from a request. The file's default is the kernels' (``store.open.default_db_path``).
+come from a request. The file's default is the kernels' (``store.location.default_db_path``).
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ READ_THREADS = 2  # requests read one at a time anyway (one file, one lock); a s
 
 
 def store_path(db: str) -> Path | None:
-    """The file ``Forge.db`` names, as the kernels resolve it (``store.open.locate``); None for
+    """The file ``Forge.db`` names, as the kernels resolve it (``store.location.locate``); None for
     ``:memory:``, which no other process can read, and for a PostgreSQL URL (never a path: no
     folder is made from it; the reader connects to it instead)."""
-    from ..store.open import locate
+    from ..store.location import locate
 
     where = locate(db or None)
     return where.path.absolute() if where.path is not None else None
 
 
 def reader_for(serverapp: Any) -> HistoryReader:
-    from ..store.open import locate
+    from ..store.location import locate
 
     config = ForgeConfig(parent=serverapp)
     where = locate(config.db or None)

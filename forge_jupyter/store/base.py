@@ -22,10 +22,11 @@ import gc
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ..model import Event, Message, Part, SessionInfo
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
+from .sql.dialect import Dialect
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,9 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 T = TypeVar("T")
-# The SQL a store's ``reading()`` connection speaks: DuckDB's (the DuckDB file; the in-memory
-# store's scratch DuckDB) or PostgreSQL's
-Dialect = Literal["duckdb", "postgresql"]
+
 DEFAULT_TENANT = "default"
 PAGE_SIZE = 100
 

@@ -9,7 +9,8 @@ from forge_jupyter.errors import InvalidOption
 from forge_jupyter.model import SessionInfo
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.inmemory.store import MemoryStore
-from forge_jupyter.store.open import locate, open_store
+from forge_jupyter.store.location import locate
+from forge_jupyter.store.open import open_store
 from forge_jupyter.store.postgres.store import PostgresStore
 
 

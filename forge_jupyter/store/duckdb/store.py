@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from ..base import DEFAULT_TENANT
-from ..open import default_db_path  # noqa: F401 - re-exported: its home before store/open.py
+from ..location import default_db_path
 from ..sql.store import SQLStore
 from .errors import path_error
 from .file import DuckDBFile, shared_file

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import SchemaTooNew, StoreUnreadable
 from ..base import DEFAULT_TENANT
-from ..open import POSTGRES_SCHEMES, is_postgres_url  # noqa: F401 - re-exported
+from ..location import POSTGRES_SCHEMES, is_postgres_url  # noqa: F401 - re-exported
 from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, TYPES, Migration, ddl
 from ..sql.views import VIEW_NAMES as PG_VIEW_NAMES
 from ..sql.views import create_views

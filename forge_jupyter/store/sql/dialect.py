@@ -12,8 +12,11 @@ is SQL both engines read alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from ..base import Dialect
+# The SQL a store's ``reading()`` connection speaks (``Store.dialect``): DuckDB's (the DuckDB
+# file; the in-memory store's scratch DuckDB) or PostgreSQL's
+Dialect = Literal["duckdb", "postgresql"]
 
 
 @dataclass(frozen=True, slots=True)

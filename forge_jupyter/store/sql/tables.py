@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..base import Dialect
+from .dialect import Dialect
 from .views import VIEW_NAMES
 
 ColumnType = Literal["id", "text", "integer", "bigint", "boolean", "double", "timestamp",

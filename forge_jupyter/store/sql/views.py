@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..base import Dialect
-from .dialect import DUCKDB, SPELLINGS, Spelling
+from .dialect import DUCKDB, SPELLINGS, Dialect, Spelling
 
 
 @dataclass(frozen=True, slots=True)
