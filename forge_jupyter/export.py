@@ -293,7 +293,7 @@ def import_session(store: Store, path: str | os.PathLike[str], importer: Importe
 
 
 def export_parquet(store: Store, view_name: str, path: str | os.PathLike[str]) -> Path:
-    """Write one view (store/views.py) of this tenant's rows to a Parquet file, atomically."""
+    """Write one view (store/sql/views.py) of this tenant's rows to a Parquet file, atomically."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

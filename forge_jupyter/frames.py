@@ -1,13 +1,13 @@
 """History as data: pandas DataFrames over the store's SQL views (DESIGN §8).
 
-Every function here is one SELECT over a view of ``store/views.py``, run through
-``store/query.py``'s ``select`` — so it sees only the store's tenant — on the DuckDB file
+Every function here is one SELECT over a view of ``store/sql/views.py``, run through
+``store/sql/scoped.py``'s ``select`` — so it sees only the store's tenant — on the DuckDB file
 itself, for the memory store on an in-memory DuckDB holding the same tables, and for a
 PostgreSQL store translated to its dialect and run there over the same views, which its
-row-level security scopes (store/postgres_select.py): one set of SQL, the same columns and
+row-level security scopes (store/postgres/select.py): one set of SQL, the same columns and
 dtypes on every backend. That SQL is fixed text written here, every value a bound parameter. ``sql()``,
 the one entry for SQL a person writes, runs elsewhere: in a DuckDB holding only the tenant's
-rows (store/sandbox.py).
+rows (store/query/sandbox.py).
 
 Results have stable columns and dtypes, empty or not: timestamps ``datetime64[us, UTC]``,
 token counts ``int64`` (``Int64`` where they may be missing), costs ``float64`` (NaN where
@@ -164,7 +164,7 @@ def query(store: Store, sql: str, params: Sequence[Any] = (), spec: dict[str, st
 def selecting(store: Store) -> Iterator[Callable[[str, Sequence[Any] | None], pd.DataFrame]]:
     """``run(sql, params)`` for forge's own SELECTs over this tenant, in one read: on DuckDB
     (the file, the memory store's snapshot) tenant-scoped by ``select``; on PostgreSQL
-    translated and run there, scoped by its row-level security (store/postgres_select.py)."""
+    translated and run there, scoped by its row-level security (store/postgres/select.py)."""
     if store.dialect == "duckdb":
         with store.reading() as con:
             yield lambda sql, params: select(con, sql, params, store.tenant_id)
@@ -369,7 +369,7 @@ def sql(store: Store, text: str, params: Sequence[Any] | dict[str, Any] | None =
         ) -> pd.DataFrame:
     """One read-only SELECT a person wrote, over this tenant's tables and views
     (docs/schema.md). It runs in a DuckDB of its own holding only this tenant's rows
-    (store/sandbox.py), not on the store: no spelling of a name reaches another tenant."""
+    (store/query/sandbox.py), not on the store: no spelling of a name reaches another tenant."""
     from .store.query.sandbox import tenant_sql
 
     return utc_times(tenant_sql(store, text, params))

@@ -5,7 +5,7 @@ folder (the files, read as untrusted input) · chunks (lines → chunks, text �
 (litellm embeddings, or why none) · sync (only changed files re-indexed) · search (the hybrid
 ranking) · flush (a compaction's daily-log entry) · tools (memory_search, memory_get) · frame
 (the person's DataFrame) · service (``LongTermMemory``: all of it for one folder). The SQL is
-in ``store/memory_index.py``. Never imports IPython; litellm only when an embedding is asked.
+in ``store/sql/memory_index.py``. Never imports IPython; litellm only when an embedding is asked.
 """
 
 from .search import Hit, SearchResult, Weights

@@ -1,6 +1,6 @@
 """The read model of the REST API: the store's rows for one tenant, as JSON-ready dicts.
 
-The store is opened the way the kernels open it (store/duckdb_file.py): no handle is kept
+The store is opened the way the kernels open it (store/duckdb/file.py): no handle is kept
 while idle; each read of a page takes the file for one short transaction and gives it back
 (a page costs two or three), so a kernel writing the same file waits at most one of them,
 and a reader waits its turn behind a writer (the lock queue, retried with backoff) instead of
@@ -13,13 +13,13 @@ A store file that does not exist yet holds nothing: every list is empty, and no 
 creates it.
 
 On PostgreSQL (``Forge.db`` a ``postgresql://`` URL) the same queries run in PostgreSQL itself,
-translated as the DataFrames' are (store/postgres_select.py), in the store's read-only
+translated as the DataFrames' are (store/postgres/select.py), in the store's read-only
 transaction under its tenant, where the row-level security policies scope every row. The SQL
 below is written once, in portable forms where the dialects differ (a window instead of
 ``arg_max`` of text by number, a subquery alias).
 
 What a session costs, its title, which messages a compaction superseded and where the
-boundaries are: derived once, by the frames (frames.py) and the SQL views (store/views.py);
+boundaries are: derived once, by the frames (frames.py) and the SQL views (store/sql/views.py);
 this module only selects and pages. Every query is forge's own fixed SQL run through
 ``frames.selecting`` (the store's tenant only), every value a bound parameter.
 """

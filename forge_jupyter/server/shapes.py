@@ -3,7 +3,7 @@
 Times are seconds since the epoch (UTC, floats), as in every Message and Part; costs are US
 dollars, ``null`` where the price table does not know the model; token counts are integers.
 A message is its stored JSON form (``Message.to_json``) with its parts, its position in the
-timeline and two marks derived by the ``timeline`` view (store/views.py): ``superseded``
+timeline and two marks derived by the ``timeline`` view (store/sql/views.py): ``superseded``
 (a compaction took it out of the model's view; it stays stored) and ``boundary`` (a
 compaction summary that succeeded) — and ``replayed``: the line saying a message was
 replayed from a recorded turn (render/replay_mark.py, the words the cell's record uses), or

@@ -209,13 +209,13 @@ class Store(ABC):
     ) -> Page[Event]:
         """Events, oldest first, optionally of one session and one type."""
 
-    # -- SQL over the documented views (store/views.py) -----------------------------------
+    # -- SQL over the documented views (store/sql/views.py) -----------------------------------
 
     def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A read-only connection holding the schema's tables and views (every tenant's rows,
         or only this one's): a DuckDB one where ``dialect`` is "duckdb" (DuckDB, memory; scope
         queries with ``query.select``), else the backend's own (PostgreSQL: its views, scoped
-        by row-level security; postgres_select.py)."""
+        by row-level security; postgres/select.py)."""
         raise NotImplementedError(f"{type(self).__name__} offers no SQL over its rows")
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
@@ -229,7 +229,7 @@ class Store(ABC):
 
         return tenant_sql(self, query, params)
 
-    # -- the long-term memory index (store/memory_index.py holds its SQL) ------------------
+    # -- the long-term memory index (store/sql/memory_index.py holds its SQL) ------------------
 
     def memory_index(self) -> contextlib.AbstractContextManager[Any]:
         """One transaction on the memory index's tables (schema step 5), yielding a connection

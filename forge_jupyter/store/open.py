@@ -12,7 +12,7 @@ from .location import locate
 
 def open_store(db: str | os.PathLike[str] | Store | None = None, *,
                tenant: str = DEFAULT_TENANT, lock_timeout: float | None = None) -> Store:
-    """The Store ``db`` names (see the module's docstring); a Store is returned as it is.
+    """The Store ``db`` names (the values location.py lists); a Store is returned as it is.
 
     ``lock_timeout``: how long a DuckDB file's opener waits for another process's turn
     (None: the default). On PostgreSQL the tenant left at ``default`` under JupyterHub is

@@ -1,11 +1,11 @@
 """DuckDB rows <-> model objects: the one codec of every table (schema.py's column order).
 
 The DuckDB store writes and reads through it, and so does the memory store's SQL, which loads
-its rows into a scratch DuckDB of the same schema (memory_sql.py). Timestamps cross as
+its rows into a scratch DuckDB of the same schema (inmemory/sql.py). Timestamps cross as
 ``TIMESTAMPTZ`` one way and as epoch microseconds the other (``epoch_us`` in the SELECTs):
 a float of seconds round-trips exactly through both.
 
-Messages are read from their typed columns without a second validation (trusted.py). A row
+Messages are read from their typed columns without a second validation (rows_to_models.py). A row
 those checks refuse is read as before: DuckDB writes each message as the JSON object
 ``Message`` validates from, its parts' stored JSON spliced in (``message_json``), and pydantic
 validates a page of them in one call (``messages_from_json``), raising what it finds wrong.

@@ -4,7 +4,7 @@
 of one transaction and gives it back (see ``duckdb_file``); ``with store.hold():`` keeps it
 across calls, for a run of paginated reads. This class opens the transactions; the methods
 that run in them are ``sql_store.SQLStore``'s (shared with PostgreSQL), their queries in
-``duckdb_reads`` and ``duckdb_writes``. Writes validate through ``plan_write`` — the
+``sql/reads`` and ``sql/writes``. Writes validate through ``plan_write`` — the
 invariants live there, once — and land with DuckDB's appender, one transaction per batch.
 """
 

@@ -94,7 +94,7 @@ def memory_snapshot(store: MemoryStore) -> Iterator[duckdb.DuckDBPyConnection]:
 def memory_index_tx(db: MemoryDatabase) -> Iterator[duckdb.DuckDBPyConnection]:
     """One transaction on the long-term memory index of a ``MemoryDatabase``: its tables
     (schema step 5) in an in-memory DuckDB of its own, so the index runs the same SQL as on a
-    file (store/memory_index.py)."""
+    file (store/sql/memory_index.py)."""
     import duckdb
 
     from ..sql.tables import MEMORY_INDEX

@@ -326,14 +326,14 @@ class MemoryStore(Store):
     # -- SQL -------------------------------------------------------------------------------
 
     def memory_index(self) -> contextlib.AbstractContextManager[Any]:
-        """A transaction on the memory index: its tables in an in-memory DuckDB (memory_sql.py)."""
+        """A transaction on the memory index: its tables in an in-memory DuckDB (inmemory/sql.py)."""
         from .sql import memory_index_tx
 
         return memory_index_tx(self.db)
 
     def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A throwaway in-memory DuckDB holding this tenant's rows, with the file's schema
-        and views: the DuckDB backend's SQL, run on the same tables (memory_sql.py)."""
+        and views: the DuckDB backend's SQL, run on the same tables (inmemory/sql.py)."""
         from .sql import memory_snapshot
 
         return memory_snapshot(self)

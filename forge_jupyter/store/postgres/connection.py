@@ -1,5 +1,5 @@
-"""A psycopg 3 connection that speaks the dialect of the shared queries (``duckdb_reads``,
-``duckdb_writes``, ``sql_store``), so the PostgreSQL store runs them as they are written.
+"""A psycopg 3 connection that speaks the dialect of the shared queries (``sql/reads``,
+``sql/writes``, ``sql/store``), so the PostgreSQL store runs them as they are written.
 
 The differences are few and mechanical, translated once per query text:
 
@@ -29,7 +29,7 @@ from psycopg.types.string import TextLoader
 _NAMED = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _ROWID = re.compile(r"\browid\b")
 
-# PostgreSQL type oids -> the names DuckDB gives the same columns (trusted.py compares them)
+# PostgreSQL type oids -> the names DuckDB gives the same columns (rows_to_models.py compares them)
 _TYPE_NAMES = {
     16: "BOOLEAN", 20: "BIGINT", 21: "SMALLINT", 23: "INTEGER", 25: "VARCHAR", 1043: "VARCHAR",
     700: "FLOAT", 701: "DOUBLE", 114: "JSON", 1184: "TIMESTAMP WITH TIME ZONE",

@@ -160,7 +160,7 @@ _MEMORY_INDEX = ddl("postgresql", 5) + (
 )
 
 # Version for version with the DuckDB file's (schema.LATEST): step 3 there is the views
-# (store/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
+# (store/sql/views.py, DuckDB SQL); here it puts the tenancy in place, and step 4 the same views
 # in PostgreSQL's dialect, security_invoker so the policies apply (sql/views.py).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tables", ddl("postgresql", 1) + (_EPOCH_US,)),

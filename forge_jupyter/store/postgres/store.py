@@ -78,7 +78,7 @@ class PostgresStore(SQLStore):
     """Sessions, messages, parts, timeline, events and leases of one tenant in PostgreSQL."""
 
     # its connections speak PostgreSQL: the DataFrames' own SQL is translated and run here
-    # (postgres_select.py); SQL a person writes (forge.sql, %forge sql) never is — it runs
+    # (postgres/select.py); SQL a person writes (forge.sql, %forge sql) never is — it runs
     # on a copy of this tenant's rows in a locked DuckDB (sandbox.py)
     dialect = "postgresql"
 

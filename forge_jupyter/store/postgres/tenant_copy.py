@@ -38,7 +38,7 @@ _MAX_LINE = 1 << 30
 
 @lru_cache(maxsize=1)
 def duckdb_columns() -> dict[str, tuple[tuple[str, str], ...]]:
-    """Each table's (column, DuckDB type) in the DuckDB file's order (schema.py)."""
+    """Each table's (column, DuckDB type) in the DuckDB file's order (sql/tables.py)."""
     import duckdb
 
     from ..duckdb.schema import migrate

@@ -11,7 +11,7 @@ untrusted. Measured with DuckDB 2.0, a statement's first word says little about 
 So ``check_select`` asks DuckDB's parser: exactly one statement, of type SELECT, whose parse
 tree (``json_serialize_sql``) holds only query nodes that read (SELECT, set operations,
 CTEs) and no function that runs SQL text. EXPLAIN is refused outright: it may be ANALYZE.
-This is one layer; the connection the query then runs in (store/sandbox.py) cannot write
+This is one layer; the connection the query then runs in (store/query/sandbox.py) cannot write
 files nor reach another tenant's rows whatever the text says.
 """
 

@@ -15,7 +15,7 @@ instance (``locked_connection``) that:
 For the history (``tenant_sql``), that instance sees one tenant's rows only: under the store's
 lock, each table the query names is copied, filtered on ``tenant_id``, to a Parquet file in a
 private temporary folder; the instance gets a view per table over its file, and the documented
-views (store/views.py) over those. The copy is kept while the store file stays the same
+views (store/sql/views.py) over those. The copy is kept while the store file stays the same
 (``generation``: its header blocks and size, and its write-ahead log), so repeated queries
 cost only themselves. The ``sql`` tool (tools/sql.py) uses the same kind of connection over
 the notebook's DataFrames and the files its query names inside the session's directory.
@@ -259,7 +259,7 @@ def _copy_for(store: Store, tables: set[str]) -> TenantCopy:
     """A copy of ``store``'s tenant holding at least ``tables``, current with the store.
 
     A DuckDB file is watched through its bytes (``generation``), a PostgreSQL store through a
-    fingerprint of the tenant's rows (postgres_copy.py), both read in the transaction the copy
+    fingerprint of the tenant's rows (postgres/tenant_copy.py), both read in the transaction the copy
     is taken in; the memory store's copy serves one query. A copy that a newer one replaces is
     only dropped from the cache: a query still running on it keeps it alive, and its instance
     and folder go when the last reference does.

@@ -3,7 +3,7 @@
 The memory package (``forge_jupyter/memory/``) reads the memory folder, splits files into
 chunks, counts their terms and asks for embeddings; everything it keeps goes through here, one
 transaction at a time, on the connection the store gives (``Store.memory_index``). The queries
-are written once, in the dialect DuckDB and PostgreSQL both read (``postgres_con`` translates
+are written once, in the dialect DuckDB and PostgreSQL both read (``postgres/connection`` translates
 the placeholders): BM25 is computed from the term counts with ``ln``, ``count`` and ``avg`` —
 no full-text extension — and the vector query calls ``array_cosine_similarity``, DuckDB's
 builtin, which the PostgreSQL schema defines as a function.

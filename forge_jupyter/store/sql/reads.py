@@ -105,7 +105,7 @@ def messages_by_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ids: list[str
                    parts: bool) -> list[Message]:
     """The messages of this tenant ``ids`` names, in that order (an id named twice, twice),
     with their parts if ``parts``: the message rows' typed columns become models without a
-    second validation, the parts' JSON is validated a page per call (trusted.py); a row those
+    second validation, the parts' JSON is validated a page per call (rows_to_models.py); a row those
     checks refuse is read again the way it was before, whose validation says what is wrong."""
     if not ids:
         return []

@@ -1,6 +1,6 @@
 """The methods every SQL backend shares (DuckDB, PostgreSQL): each opens one transaction
-(``_tx``) and runs in it what ``duckdb_reads`` and ``duckdb_writes`` say — the queries are
-written once, in the dialect both engines read (``postgres_con`` translates the placeholders).
+(``_tx``) and runs in it what ``sql/reads`` and ``sql/writes`` say — the queries are
+written once, in the dialect both engines read (``postgres/connection`` translates the placeholders).
 A backend supplies ``_tx`` and, where its engine does better, overrides a method (PostgreSQL
 takes the runner lease with one compare-and-swap UPDATE on the database's clock).
 
@@ -34,7 +34,7 @@ class SQLStore(Store):
         ``execute(sql, params)`` takes ``?`` placeholders."""
 
     def memory_index(self) -> AbstractContextManager[Any]:
-        """A transaction on the memory index's tables: the store's own (store/memory_index.py)."""
+        """A transaction on the memory index's tables: the store's own (store/sql/memory_index.py)."""
         return self._tx()
 
     def _lock_sessions(self, con: Any, session_ids: set[str]) -> None:  # noqa: B027
