@@ -280,11 +280,9 @@ def _copy_for(store: Store, tables: set[str]) -> TenantCopy:
 
 
 def _copy_in(store: Store, tables: set[str]) -> TenantCopy:
-    import duckdb
-
     with store.reading() as source:
         key: tuple[str, str] | None = None
-        if isinstance(source, duckdb.DuckDBPyConnection):
+        if store.dialect == "duckdb":
             export = _duckdb_export(source, store.tenant_id)
             path = store.path
             if path is not None:  # no file to watch (the memory store): a copy for this query
