@@ -80,7 +80,7 @@ def _checked(args: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
 
 async def _ask(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     question, options = _checked(args)
-    questions = getattr(ctx.forge, "questions", None)
+    questions = ctx.questions
     writer = getattr(ctx.run, "writer", None)
     scrub = getattr(writer, "scrubber", None) or (lambda text: text)
 
