@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Part, SessionInfo
+from ..model import Event, Part, SessionInfo
+from ..scrub import Scrubber
 from .permission import (
     ARGUMENT_KINDS,
     Action,
@@ -37,7 +38,12 @@ class ToolResult:
 
 
 class PartWriter(Protocol):
+    """The run's write entry (``session.writer.Writer`` is one), as a tool may use it."""
+
+    scrubber: Scrubber  # this turn's: it knows the run's keys
+
     def update_part(self, part: Part) -> Part: ...
+    def record(self, event: Event) -> Event: ...  # an event row, scrubbed there
 
 
 class Allowance(Protocol):
