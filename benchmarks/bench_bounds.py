@@ -66,8 +66,13 @@ def _tool_calls(work: Path, tool: str, args: dict, expect: str, calls: int) -> l
     import asyncio
 
     from forge_jupyter import Forge
-    from forge_jupyter.session.host import tool_fields
     from forge_jupyter.tools.base import ToolContext
+
+    try:  # the services as typed fields (session/host.py); an older tree took the Forge itself
+        from forge_jupyter.session.host import tool_fields
+    except ImportError:
+        def tool_fields(forge):
+            return {"forge": forge}
 
     forge = Forge(db=":memory:", load_plugins=False, root=str(work))
     registered = forge.registry.get(tool)
