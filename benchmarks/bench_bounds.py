@@ -68,11 +68,17 @@ def _tool_calls(work: Path, tool: str, args: dict, expect: str, calls: int) -> l
     from forge_jupyter import Forge
     from forge_jupyter.tools.base import ToolContext
 
+    try:  # the services as typed fields (session/host.py); an older tree took the Forge itself
+        from forge_jupyter.session.host import tool_fields
+    except ImportError:
+        def tool_fields(forge):
+            return {"forge": forge}
+
     forge = Forge(db=":memory:", load_plugins=False, root=str(work))
     registered = forge.registry.get(tool)
     assert registered is not None, f"no {tool} tool in this tree"
     ctx = ToolContext(session_id="ses_bench", message_id="msg_bench", call_id="call_bench",
-                      part_id="prt_bench", forge=forge, root=str(work))
+                      part_id="prt_bench", root=str(work), **tool_fields(forge))
 
     async def run() -> list[float]:
         result = await registered.run(args, ctx)  # warm: imports, compiled validators

@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.tools.base import ToolContext
@@ -73,7 +72,7 @@ def main(small: bool = False) -> None:
             (folder / f"f{i:05d}.txt").write_text(f"line one\nneedle {i}\nline three\n")
         store = DuckDBStore(root / "history.duckdb")
         ctx = ToolContext(session_id="ses_bench", message_id="m", call_id="c", part_id="p",
-                          forge=SimpleNamespace(store=store), root=str(root),
+                          store=store, root=str(root),
                           output_dir=str(root / "outputs" / "ses_bench"))
         rel = "d000/f00000.txt"
         assert read_before(ctx, rel) == read(rel, ctx=ctx).output

@@ -12,17 +12,12 @@ from ._version import __version__
 __all__ = ["Forge", "Session", "Message", "__version__"]
 
 
-# History as data, on the notebook's Forge: forge_jupyter.sessions(), .costs(by="day"), …
-_SHORTCUTS = frozenset({
-    "sessions", "messages", "parts", "tool_calls", "costs", "compactions", "context", "turns",
-    "history", "events", "sql", "export_session", "import_session", "export_parquet",
-    "delete_session", "cleanup",
-})
-
-
 def __getattr__(name: str) -> Any:
-    if name in _SHORTCUTS:
-        return getattr(current(), name)
+    from .history_data import HistoryData  # light: the standard library only
+
+    # History as data, on the notebook's Forge: forge_jupyter.sessions(), .costs(by="day"), …
+    if name in HistoryData.FORWARDED:
+        return getattr(current().data, name)
     if name == "Forge":
         from .forge import Forge
 

@@ -14,46 +14,44 @@ import asyncio
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
-from .errors import InvalidOption, NotFound, positive_int, positive_number
-from .forge_data import HistoryAsData
+from .errors import InvalidOption, NotFound
+from .history_data import HistoryData, forwarding
 from .ids import check_id, id_path, looks_like_id
 from .imported import new_session_directory
 from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path, project_of
 from .model import Event, SessionInfo
-from .model_choice import MAX_TOKENS_HINT, ServedModels
+from .model_choice import ServedModels
 from .render import message_html as _message_html  # noqa: F401 — registers Message._repr_html_
 from .scrub import Scrubber, remember, secret_params
 from .session.approval import Answer, ApprovalRequest, Approvals
 from .session.question import QuestionHandler, Questions
 from .session.retry import RetryPolicy
+from .session.services import Services
 from .session.session import Session
 from .settings import BY_NAME, UNSET, resolve
-from .settings_apply import APPLY, MEMORY_SETTINGS
+from .settings_apply import APPLY, MEMORY_SETTINGS, checked_setting
 from .store.base import Store
 from .store.open import open_store  # one opener for the kernel, the CLI and the server
 from .store.projection import Projection, Rejected
 from .tools.base import Tool, tool_from_function
 from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
-from .tools.profiles import check_profile
 from .tools.registry import ToolRegistry
 
-if TYPE_CHECKING:
-    pass
 
-
-class Forge(HistoryAsData):
-    """Configuration, the store, the tool registry, agents and approvals; sessions to prompt.
+class Forge:
+    """Configuration, its services (``services``: store, bus, approvals, tools, agents, …),
+    sessions to prompt, and the history as data (``data``).
 
     The session core (session/) reads it through ``session.host.Host`` when a turn starts;
-    its history-as-data methods (DataFrames, SQL, export, retention) are in forge_data.py.
+    ``forge.costs()``, ``forge.sql(...)`` and the rest are ``forge.data``'s (history_data.py).
     """
 
-    _open_store = staticmethod(open_store)  # copy_to opens its destination with it (forge_data.py)
+    _open_store = staticmethod(open_store)  # copy_to opens its destination with it
 
     def __init__(
         self,
@@ -100,8 +98,15 @@ class Forge(HistoryAsData):
         values = resolve(given)
         if "api_key" not in litellm_kwargs and os.environ.get("FORGE_API_KEY"):
             litellm_kwargs["api_key"] = os.environ["FORGE_API_KEY"]  # a key-less local server's
-        self.store = open_store(values["db"], tenant=values["tenant"])
-        self.agents = AgentSet()
+        store = open_store(values["db"], tenant=values["tenant"])
+        bus = Bus()
+        self.services = Services(
+            store=store, projection=Projection(store, on_rejected=self._rows_rejected), bus=bus,
+            approvals=Approvals(bus), questions=Questions(bus), registry=ToolRegistry(),
+            agents=AgentSet(), plugins=plugin_manager(load_entry_points=load_plugins),
+            # the notebook's own variables when running in a kernel; a private one otherwise
+            namespace=namespace if namespace is not None else {})
+        self.data = HistoryData(self)
         for name, value in (agents or {}).items():
             self.agents.add(Agent.from_config(name, value))
         self.system = system
@@ -113,22 +118,12 @@ class Forge(HistoryAsData):
         self.notices_said: set[tuple[str, str]] = set()
         for name, value in secret_params(litellm_kwargs):  # exports and saved outputs hide it too
             remember(name, value)
-        # The notebook's own variables when running in a kernel; a private namespace otherwise.
-        self.namespace: dict[str, Any] = namespace if namespace is not None else {}
         self.root = str(Path(root).resolve()) if root is not None else None
         self._output_root = Path(output_root) if output_root is not None else None
         # Whether a notebook front end shows the tools' rich outputs (plots): the notebook
         # controller sets it; the python tool tells the model whether the person saw a plot.
         self.display_available = False
-        self.bus = Bus()
-        self.projection = Projection(self.store, on_rejected=self._rows_rejected)
-        self.approvals = Approvals(self.bus)
-        self.questions = Questions(self.bus)  # the question tool's (session/question.py)
-        self.registry = ToolRegistry()
-        self.plugins = plugin_manager(load_entry_points=load_plugins)
-        self.builtins: dict[str, Tool] = {}  # what the lean tool profile may shorten or drop
         self._memory_sig: tuple[Any, ...] | None = None
-        self.memory: LongTermMemory | None = None
         from .mcp import McpServers
 
         # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
@@ -161,6 +156,33 @@ class Forge(HistoryAsData):
 
     def __repr__(self) -> str:
         return f"Forge(store={self.store!r}, model={self.model!r})"
+
+    # -- its services (session/services.py), under their names as before ----------------------
+    # (builtins: what the lean tool profile may shorten; namespace: the notebook's variables in
+    # a kernel, a private one otherwise; memory: long-term memory while it is on, else None)
+
+    @property
+    def store(self) -> Store: return self.services.store  # noqa: E704
+    @property
+    def projection(self) -> Projection: return self.services.projection  # noqa: E704
+    @property
+    def bus(self) -> Bus: return self.services.bus  # noqa: E704
+    @property
+    def approvals(self) -> Approvals: return self.services.approvals  # noqa: E704
+    @property
+    def questions(self) -> Questions: return self.services.questions  # noqa: E704
+    @property
+    def registry(self) -> ToolRegistry: return self.services.registry  # noqa: E704
+    @property
+    def agents(self) -> AgentSet: return self.services.agents  # noqa: E704
+    @property
+    def plugins(self) -> Any: return self.services.plugins  # noqa: E704
+    @property
+    def builtins(self) -> dict[str, Tool]: return self.services.builtins  # noqa: E704
+    @property
+    def namespace(self) -> dict[str, Any]: return self.services.namespace  # noqa: E704
+    @property
+    def memory(self) -> LongTermMemory | None: return self.services.memory  # noqa: E704
 
     def configure(self, values: dict[str, Any]) -> None:
         """Apply settings that take effect at the next prompt (``%config`` lands here too).
@@ -245,7 +267,7 @@ class Forge(HistoryAsData):
         sig = (enabled, str(memory_path(memory_dir, self.root)), embedding_model, keyword_weight,
                vector_weight, half_life_days, self.litellm_kwargs.get("api_base"))
         if sig != self._memory_sig:
-            self.memory = LongTermMemory(
+            self.services.memory = LongTermMemory(
                 self.store, sig[1], embedding_model=embedding_model,
                 litellm_kwargs=self.litellm_kwargs,
                 weights=Weights(keyword_weight, vector_weight, half_life_days),
@@ -282,39 +304,11 @@ class Forge(HistoryAsData):
 
     # -- models and running ---------------------------------------------------------------
 
-    @property
-    def stream_timeout(self) -> float | None:
-        """Seconds the model server may send nothing — before its first byte or in the middle
-        of an answer — before the request fails (and is retried like a dropped connection).
-        None: litellm's own request timeout (600 s)."""
-        return self._stream_timeout
-
-    @stream_timeout.setter
-    def stream_timeout(self, value: float | None) -> None:
-        self._stream_timeout = None if value is None else positive_number(
-            value, "stream_timeout", "Give the seconds the model server may stay silent "
-            "(Forge.stream_timeout / FORGE_STREAM_TIMEOUT, default 120), or None for "
-            "litellm's own limit.")
-
-    @property
-    def max_tokens(self) -> int | None:
-        """The most tokens one model step may generate (litellm's ``max_tokens``); None: the
-        model server's own default. A step cut off there ends the run, marked as such."""
-        return self._max_tokens
-
-    @max_tokens.setter
-    def max_tokens(self, value: int | None) -> None:
-        self._max_tokens = None if value is None else positive_int(value, "max_tokens", MAX_TOKENS_HINT)
-
-    @property
-    def tool_profile(self) -> str:
-        """auto | full | lean: which tool table and system prompt a prompt gets
-        (tools/profiles.py); auto is lean for models with a small context window."""
-        return self._tool_profile
-
-    @tool_profile.setter
-    def tool_profile(self, value: str) -> None:
-        self._tool_profile = check_profile(value)
+    # Checked on every assignment, %config's and a person's alike (settings_apply.py).
+    stream_timeout = checked_setting("stream_timeout")
+    max_tokens = checked_setting("max_tokens")
+    tool_profile = checked_setting("tool_profile")
+    max_age = checked_setting("max_age")
 
     async def prepare_tools(self, session_id: str) -> None:
         """Before a turn is decided: start the MCP servers that should run and bring their
@@ -374,3 +368,7 @@ class Forge(HistoryAsData):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+# forge.costs(), forge.sql(...), …: forge.data's, under the same names (HistoryData.FORWARDED)
+for _name in HistoryData.FORWARDED:
+    setattr(Forge, _name, forwarding(_name))

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .errors import positive_number
+from .errors import positive_int, positive_number
 from .memory import MEMORY_FLAG
+from .model_choice import MAX_TOKENS_HINT
 from .tools.permission import Rule
+from .tools.profiles import check_profile
 
 if TYPE_CHECKING:
     from .forge import Forge
@@ -48,6 +50,55 @@ def _set_flags(forge: Forge, flags: Iterable[str]) -> None:
     # the next prompt's tool table; memory keeps its own flag (set_memory)
     chosen = frozenset(f.strip().lower() for f in flags if f.strip())
     forge.flags = chosen | (forge.flags & {MEMORY_FLAG})
+
+
+def _stream_timeout(value: float | None) -> float | None:
+    return None if value is None else positive_number(
+        value, "stream_timeout", "Give the seconds the model server may stay silent "
+        "(Forge.stream_timeout / FORGE_STREAM_TIMEOUT, default 120), or None for "
+        "litellm's own limit.")
+
+
+def _max_tokens(value: int | None) -> int | None:
+    return None if value is None else positive_int(value, "max_tokens", MAX_TOKENS_HINT)
+
+
+def _max_age(value: Any) -> Any:  # timedelta | "30d" | None → timedelta | None
+    from .retention import parse_max_age
+
+    return parse_max_age(value)
+
+
+# The Forge attributes checked on every assignment: (check giving the value kept, docstring).
+CHECKED: dict[str, tuple[Callable[[Any], Any], str]] = {
+    "stream_timeout": (_stream_timeout, "Seconds the model server may send nothing — before "
+                       "its first byte or in the middle of an answer — before the request fails "
+                       "(and is retried like a dropped connection). None: litellm's own request "
+                       "timeout (600 s)."),
+    "max_tokens": (_max_tokens, "The most tokens one model step may generate (litellm's "
+                   "``max_tokens``); None: the model server's own default. A step cut off there "
+                   "ends the run, marked as such."),
+    "tool_profile": (check_profile, "auto | full | lean: which tool table and system prompt a "
+                     "prompt gets (tools/profiles.py); auto is lean for models with a small "
+                     "context window."),
+    "max_age": (_max_age, "Sessions idle longer than this (a datetime.timedelta) are deleted by "
+                "``cleanup()`` — and when the Forge starts, if set (``cleanup_at_startup``). "
+                "None (the default): nothing is deleted."),
+}
+
+
+def checked_setting(name: str) -> Any:
+    """The Forge property ``name``: every assignment goes through its check (``CHECKED``)."""
+    check, doc = CHECKED[name]
+    kept = "_" + name
+
+    def get(forge: Forge) -> Any:
+        return forge.__dict__.get(kept)
+
+    def put(forge: Forge, value: Any) -> None:
+        forge.__dict__[kept] = check(value)
+
+    return property(get, put, doc=doc)
 
 
 # How each setting that applies at the next prompt lands on a built Forge (Forge.configure);

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "forge_jupyter"
@@ -181,3 +182,83 @@ def test_no_module_needs_a_table_of_contents():
            if "testing" not in p.parts
            and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert big == {}
+
+
+# -- the Host seam: what the session core and the tools use of the Forge -----------------------
+
+PROBED = re.compile(r"\b(forge|host)\b")
+
+
+def _probes(tree: ast.AST) -> list[str]:
+    """``getattr``/``hasattr`` on the owner (``forge``, ``host``, ``ctx.forge`` …), and tools
+    reaching ``ctx.forge``: what a typed seam makes unnecessary."""
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr") and node.args
+                and PROBED.search(ast.unparse(node.args[0]))):
+            found.append(ast.unparse(node))
+        if isinstance(node, ast.Attribute) and node.attr == "forge" \
+                and isinstance(node.value, ast.Name) and node.value.id == "ctx":
+            found.append(ast.unparse(node))
+    return found
+
+
+def _seam_files() -> list[Path]:
+    return [*(PACKAGE / "session").rglob("*.py"), *(PACKAGE / "tools").rglob("*.py"),
+            PACKAGE / "memory" / "tools.py"]
+
+
+def test_the_core_and_the_tools_never_probe_the_forge():
+    assert _probes(ast.parse("memory = getattr(ctx.forge, 'memory', None)\nctx.forge.store"))
+    for path in _seam_files():
+        assert _probes(ast.parse(path.read_text(encoding="utf-8"))) == [], path
+
+
+def _members(protocol: type) -> set[str]:
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if cls.__module__ == "forge_jupyter.session.host":
+            names |= set(cls.__annotations__) | {n for n in vars(cls) if not n.startswith("_")}
+    return names
+
+
+def _read_of_owner(tree: ast.AST) -> set[str]:
+    """What the core reads of its owner: ``host.X``, ``forge.X``, ``session.forge.X``,
+    ``ctx.host.X`` (``forge`` in session/ is the Host a SessionHandle holds)."""
+    owner = {"host", "forge"}
+    read = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        base = node.value
+        if isinstance(base, ast.Name) and base.id in owner:
+            read.add(node.attr)
+        elif isinstance(base, ast.Attribute) and base.attr in owner \
+                and isinstance(base.value, ast.Name) and base.value.id in ("session", "ctx", "self"):
+            read.add(node.attr)
+    return read
+
+
+def test_the_session_core_reads_of_its_owner_only_what_the_host_seam_declares():
+    from forge_jupyter.session.host import Host
+    from forge_jupyter.session.services import Services
+
+    members = _members(Host)
+    assert "store" not in members and "services" in members  # the services come as one
+    assert _read_of_owner(ast.parse("host.services.store\nsession.forge.bus")) == {"services",
+                                                                                   "bus"}
+    for path in (PACKAGE / "session").rglob("*.py"):
+        unknown = _read_of_owner(ast.parse(path.read_text(encoding="utf-8"))) - members
+        assert unknown == set(), f"{path.name} reads {sorted(unknown)} of its owner; declare " \
+            "them in session/host.py (or reach them through Host.services)"
+    # and Services is what the Forge is composed of
+    from forge_jupyter import Forge
+
+    forge = Forge(db=":memory:", load_plugins=False, builtin_tools=False)
+    try:
+        assert isinstance(forge.services, Services)
+        for name in Services.__dataclass_fields__:
+            assert getattr(forge, name) is getattr(forge.services, name), name
+    finally:
+        forge.close()

@@ -115,8 +115,7 @@ def adapt(manager: Any, server: str, listed: Any, name: str, timeout: float | No
             raise ToolError(str(exc)) from None
         folder = f"{ctx.output_dir}/mcp" if ctx.output_dir else None
         # The run's scrubber (it knows this turn's keys); a direct call: the environment's.
-        scrub = getattr(ctx.run.writer if ctx.run else None, "scrubber", None) \
-            or Scrubber.from_environment()
+        scrub = ctx.run.writer.scrubber if ctx.run is not None else Scrubber.from_environment()
         converted = await run_in_tool_thread(
             functools.partial(convert, result, folder=folder, stem=ctx.part_id, scrub=scrub),
             name=name, stop=ctx.stop)

@@ -30,7 +30,7 @@ GET_DESCRIPTION = "Read lines of a memory file memory_search named."
 
 
 def _memory(ctx: ToolContext) -> Any:
-    memory = getattr(ctx.forge, "memory", None)
+    memory = ctx.memory
     if memory is None:
         raise ToolError("Long-term memory is off for this Forge (Forge.memory_long_term).")
     return memory

@@ -27,7 +27,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidOption, NotFound
 from ..project_files import ProjectFileRefused, checked, project_root, read_project_file
@@ -41,6 +41,9 @@ from ..skills import (
     front_matter,
     read_bounded,
 )
+
+if TYPE_CHECKING:
+    from .host import Host
 
 MAX_COMMANDS = 200
 PROJECT_DIR = ".forge/commands"
@@ -184,15 +187,12 @@ class Commands:
                        ignored=tuple(k for k in meta if k not in KEYS))
 
 
-def commands_of(forge: Any) -> Commands:
-    """The owner's commands (``Forge.commands``), else those beside the working directory."""
-    if isinstance(forge, Commands):
-        return forge
-    found = getattr(forge, "commands", None)
-    return found if isinstance(found, Commands) else Commands(getattr(forge, "root", None) or os.getcwd())
+def commands_of(forge: Host | Commands) -> Commands:
+    """The owner's commands (``Forge.commands``), or ``forge`` when it is the commands."""
+    return forge if isinstance(forge, Commands) else forge.commands
 
 
-def expand_command(forge: Any, name: str, arguments: str,
+def expand_command(forge: Host | Commands, name: str, arguments: str,
                    options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(the prompt, the prompt's options) of running ``name`` with ``arguments``: the
     command's agent and model unless the options choose their own."""

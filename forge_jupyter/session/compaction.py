@@ -225,7 +225,7 @@ async def _log_to_memory(ctx: RunContext, summarized: list[Message]) -> str | No
     """Append what this compaction summarized — tool results, decisions — to the long-term
     memory's daily log (memory/flush.py); returns the log's name. A failure is announced and
     never stops the compaction."""
-    memory = getattr(ctx.forge, "memory", None)  # a host without long-term memory: nothing
+    memory = ctx.host.services.memory if ctx.host is not None else None  # off: nothing
     if memory is None or not summarized:
         return None
     name = ctx.session.name
@@ -233,8 +233,8 @@ async def _log_to_memory(ctx: RunContext, summarized: list[Message]) -> str | No
     try:
         return await asyncio.to_thread(memory.flush, summarized, session=label, scrub=ctx.scrub)
     except Exception as exc:  # a full disk, a folder that cannot be made: say so, go on
-        if ctx.forge is not None:
-            ctx.forge.announce(ctx.session.id, (
+        if ctx.host is not None:
+            ctx.host.announce(ctx.session.id, (
                 f"Compaction could not write to the long-term memory log in {memory.path} ({exc}); "
                 "the summary was written as usual. Check Forge.memory_dir."))
         return None

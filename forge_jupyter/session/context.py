@@ -11,6 +11,7 @@ from typing import Any
 from .. import llm
 from ..bus import Bus
 from ..model import Message, SessionInfo, TextPart, ToolPart, now
+from ..settings import BY_NAME
 from ..tools.base import Tool
 from ..tools.permission import Permissions
 from .allowance import Allowance
@@ -21,9 +22,10 @@ from .writer import Writer
 
 @dataclass(frozen=True)
 class RunConfig:
-    step_limit: int = 25  # model rounds per prompt, its subagents' included (Allowance)
+    # Defaults of a run made without a Forge (a benchmark's): the declared ones (settings.py).
+    step_limit: int = BY_NAME["step_limit"].default  # model rounds per prompt, subagents' included
     doom_loop_threshold: int = 3  # identical tool calls in a row that stop the run
-    tool_timeout: float = 300.0  # seconds
+    tool_timeout: float = BY_NAME["tool_timeout"].default  # seconds
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
@@ -42,13 +44,13 @@ class RunContext:
     # (A run made without one — a benchmark's — gets a pool of its own, no budget.)
     allowance: Allowance = field(default_factory=lambda: Allowance.top(RunConfig.step_limit,
                                                                        None, None))
-    forge: Host | None = None  # the owner (the Forge): tools reach the namespace and store by it
+    host: Host | None = None  # the owner (the Forge): its services, and announce
     recent_calls: list[tuple[str, str]] = field(default_factory=list)
     view_ids: list[str] = field(default_factory=list)  # the model's view, oldest first
     compactions_this_run: int = 0
     aborted: bool = False  # set by Session.abort(): a cancel that ends the run cleanly
-    compaction_ratio: float = 0.8  # of the usable window
-    char_budget: int = 400_000  # for models litellm does not know
+    compaction_ratio: float = BY_NAME["compaction_ratio"].default  # of the usable window
+    char_budget: int = BY_NAME["char_budget"].default  # for models litellm does not know
     # The permission gate, awaited before each tool call: None to run, else why it may not.
     gate: Callable[[RunContext, Tool, ToolPart], Awaitable[str | None]] | None = None
     permissions: Permissions | None = None  # the turn's layered rules

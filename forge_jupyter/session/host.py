@@ -1,63 +1,71 @@
 """What the session core needs of its owner, as Protocols: the owner (``forge.Forge``) and
 the session handle (``session.session.Session``) satisfy them without session/ importing
 forge.py — dependencies point one way, from the facade to the core.
+
+The seam is small on purpose: the owner's ``services`` (services.py), the settings a turn is
+decided from (``TurnSettings``, declared in settings.py and read when each turn starts), and
+the few calls a run makes of its owner.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..agents import AgentSet
-from ..bus import Bus
 from ..model import SessionInfo
 from ..model_choice import ServedModels
-from ..store.base import Store
-from ..store.projection import Projection
-from ..tools.base import Tool
 from ..tools.permission import Rule
-from ..tools.registry import ToolRegistry
-from .approval import Approvals
-from .question import Questions
 from .retry import RetryPolicy
+from .services import Services
+
+if TYPE_CHECKING:
+    from .commands import Commands
 
 
-class Host(Protocol):
-    """What the session core needs of its owner (``forge.Forge`` is one): the services a run
-    writes through, and the settings a turn is decided from (read when each turn starts)."""
+class TurnSettings(Protocol):
+    """The owner's settings a turn reads (settings.py declares them; ``%config`` and
+    ``Forge.configure`` set them, validated, on the owner)."""
 
-    store: Store
-    projection: Projection
-    bus: Bus
-    approvals: Approvals
-    questions: Questions
-    registry: ToolRegistry
-    builtins: dict[str, Tool]  # the builtin tools: what the lean profile may shorten or drop
-    agents: AgentSet
-    plugins: Any  # pluggy.PluginManager (tools/plugins.py)
-    default_agent: str
-    root: str | None  # the file tools' root (None: the working directory)
     model: str | None
+    default_agent: str
     permissions: list[Rule]
     system: str | None
     flags: frozenset[str]
-    namespace: dict[str, Any]
     step_limit: int
     tool_timeout: float
-    retry: RetryPolicy
     stream_timeout: float | None
     max_tokens: int | None
     tool_profile: str
     compaction_ratio: float
     char_budget: int
+    retry: RetryPolicy
     litellm_kwargs: dict[str, Any]
+
+
+class Host(TurnSettings, Protocol):
+    """What the session core needs of its owner (``forge.Forge`` is one)."""
+
+    services: Services
+    root: str | None  # the file tools' root (None: the working directory)
+    display_available: bool  # a notebook front end shows the tools' rich outputs
     served_models: ServedModels  # what a server at api_base lists, asked once (model_choice)
     notices_said: set[tuple[str, str]]  # the model choice's notices said, per session
-    display_available: bool
+    shell_timeout: float  # seconds a command of session.shell may run
+    commands: Commands  # the prompt templates a session runs by name (commands.py)
 
     def output_dir(self, session_id: str) -> str: ...
     def announce(self, session_id: str, notice: str) -> None: ...
     def flush(self) -> int: ...
     async def flush_async(self) -> None: ...
+    async def prepare_tools(self, session_id: str) -> None: ...
+    def session(self, name_or_id: str | None = None, *, new: bool = False,
+                **fields: Any) -> Any: ...  # a new child session (the task tool's)
+
+
+def tool_fields(host: Host) -> dict[str, Any]:
+    """The typed fields of a ``ToolContext`` (tools/base.py) a call in ``host``'s run gets."""
+    s = host.services
+    return {"store": s.store, "namespace": s.namespace, "questions": s.questions,
+            "memory": s.memory, "agents": s.agents, "new_session": host.session, "forge": host}
 
 
 class SessionHandle(Protocol):

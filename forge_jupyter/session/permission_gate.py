@@ -97,4 +97,4 @@ def decided(part: ToolPart, answer: str, by: str, *, rule: str | None = None,
 def remember_grant(session: SessionHandle, grant: Rule) -> None:
     """Keep an "allow for this session" answer for the next turns of this process (the
     kernel): in the Forge's approvals, never in the store (``Approvals.grant``)."""
-    session.forge.approvals.grant(session.id, grant)
+    session.forge.services.approvals.grant(session.id, grant)

@@ -46,16 +46,16 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
     the model's view, decide the turn (turn.py) and build the run's context from it; release
     everything on the way out."""
     forge = session.forge
-    store = forge.store
+    store = forge.services.store
     sid = session.id
-    waiting = forge.approvals.pending(sid)
+    waiting = forge.services.approvals.pending(sid)
     if waiting:
         r = waiting[0]
         raise ApprovalPending(
             f"session {sid} has a tool call waiting for your approval ({r.tool}, request {r.id}); "
             f"answer it first: forge.approve({r.id!r}, 'once' | 'session' | 'deny')."
         )
-    asked = forge.questions.pending(sid)
+    asked = forge.services.questions.pending(sid)
     if asked:  # the same rule for the question tool (seed: "approvals or questions pending")
         q = asked[0]
         raise ApprovalPending(
@@ -73,9 +73,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
         run.loop, run.task = asyncio.get_running_loop(), asyncio.current_task()
         await forge.flush_async()  # rows of earlier runs land before we read
         # MCP servers start on first use, before the lease (a start may take its minute).
-        prepare = getattr(forge, "prepare_tools", None)
-        if prepare is not None:
-            await prepare(sid)
+        await forge.prepare_tools(sid)
         leased, held, recovered, view = await asyncio.to_thread(_take_runner, store, sid,
                                                                 run.owner)
         if not leased:
@@ -87,7 +85,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
                       permissions=permissions or (), max_tokens=max_tokens, replaying=quiet)
         if budget is not None and new_text is not None:
             _check_budget(turn.model, turn.system, view, new_text, budget)
-        writer = Writer(forge.projection, forge.bus, turn.scrubber)
+        writer = Writer(forge.services.projection, forge.services.bus, turn.scrubber)
         # Every flush of this run's rows commits only while it still holds the lease.
         writer.hold_lease(sid, run.owner, _on_lost(forge, store, run, writer))
         writer.adopt(view)
@@ -103,7 +101,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
             forge.notices_said.add((sid, turn.notice))
             forge.announce(sid, turn.notice)
         heartbeat = asyncio.create_task(_heartbeat(forge, store, sid, run))
-        forge.bus.publish(_status(sid, "busy"))
+        forge.services.bus.publish(_status(sid, "busy"))
         yield ctx
     finally:
         if heartbeat is not None:
@@ -115,7 +113,7 @@ async def _running(session: SessionHandle, *, model: str | None, agent: str | No
             await asyncio.to_thread(_give_back, store, sid, writer,
                                     run.owner if leased else None, title)
         runner.release(id(store), sid)
-        forge.bus.publish(_status(sid, "idle"))
+        forge.services.bus.publish(_status(sid, "idle"))
 
 
 def _take_runner(store: Any, sid: str,
@@ -298,7 +296,7 @@ def _on_lost(forge: Any, store: Any, run: runner.Run, writer: Writer) -> Callabl
         if loop is not None and not loop.is_closed():
             from ..bus import SessionStatus
 
-            loop.call_soon_threadsafe(forge.bus.publish, SessionStatus(
+            loop.call_soon_threadsafe(forge.services.bus.publish, SessionStatus(
                 run.session_id, "notice", {"message": notice}))
         run.abort()
     return stop

@@ -91,11 +91,12 @@ class _Replayer:
         assert last is not None  # a recording has answers (replay_match.finished)
         if self.diverged is not None and self.on_divergence == "live" and self.refused is None:
             ctx.gate = self.gate
-            ctx.forge.announce(ctx.session.id, (  # type: ignore[union-attr]
+            assert ctx.host is not None  # a replay runs in a Forge's session
+            ctx.host.announce(ctx.session.id, (
                 f"Replay stopped: {self.diverged['tool']} call {self.diverged['index']} gave "
                 f"another result ({self.diverged['difference']}). The model ({ctx.model}) "
                 "takes over from here."))
-            settle_tools(ctx.forge, ctx)  # type: ignore[arg-type]
+            settle_tools(ctx.host, ctx)
             last = await run_loop(ctx)
         return last
 
@@ -241,7 +242,7 @@ async def replay_async(session: SessionHandle, recording: Recording, text: str, 
         user = ctx.user_message(text, origin=origin, replay_of=recording.user.id,
                                 metadata={"replay": info})
         ctx.add_message(user)
-        ctx.forge.announce(session.id, replay_notice(info))  # type: ignore[union-attr]
+        session.forge.announce(session.id, replay_notice(info))
         replayer = _Replayer(ctx, session, recording, user, on_divergence)
         last = await _drive(ctx, replayer.run)
         assert last is not None

@@ -43,7 +43,7 @@ class Session:
         return self._info
 
     def refresh(self) -> SessionInfo:
-        self._info = _as_trusted(self.forge, self.forge.store.get_session(self.id))
+        self._info = _as_trusted(self.forge, self.forge.services.store.get_session(self.id))
         return self._info
 
     def __repr__(self) -> str:
@@ -82,12 +82,12 @@ class Session:
 
     def abort(self) -> bool:
         """Stop the running prompt of this session (from any thread); False if none runs."""
-        run = runner.current(id(self.forge.store), self.id)
+        run = runner.current(id(self.forge.services.store), self.id)
         return run.abort() if run is not None else False
 
     @property
     def running(self) -> bool:
-        return runner.current(id(self.forge.store), self.id) is not None
+        return runner.current(id(self.forge.services.store), self.id) is not None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -97,7 +97,7 @@ class Session:
         Objects cost ~30 µs a message to build (benchmarks/bench_timeline.py); a long
         session reads ~6× faster as columns: ``forge.history(session)``."""
         self.forge.flush()
-        return self.forge.store.read_timeline(self.id)
+        return self.forge.services.store.read_timeline(self.id)
 
     @property
     def last(self) -> Message | None:
@@ -117,26 +117,26 @@ class Session:
     def approve(self, request_id: str, answer: str = "once", reason: str | None = None,
                 by: str = "user") -> None:
         """Answer one of this session's pending approvals (once | session | deny)."""
-        self.forge.approvals.answer(request_id, Answer(answer, reason, by))
+        self.forge.services.approvals.answer(request_id, Answer(answer, reason, by))
 
     @property
     def pending_approvals(self) -> list:
-        return self.forge.approvals.pending(self.id)
+        return self.forge.services.approvals.pending(self.id)
 
     def answer(self, request_id: str, text: str, by: str = "user") -> None:
         """Answer one of this session's pending questions (the ``question`` tool's)."""
         if not any(q.id == request_id for q in self.pending_questions):
             raise NotFound(f"no pending question {request_id!r} in session {self.id} "
                            "(already answered, its run ended, or another session's)")
-        self.forge.questions.answer(request_id, text, by)
+        self.forge.services.questions.answer(request_id, text, by)
 
     @property
     def pending_questions(self) -> list:
-        return self.forge.questions.pending(self.id)
+        return self.forge.services.questions.pending(self.id)
 
     def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
         """A new session sharing this one's messages up to ``at`` (default: the last)."""
-        store = self.forge.store
+        store = self.forge.services.store
         self.forge.flush()
         if at is None:
             n = store.timeline_length(self.id)

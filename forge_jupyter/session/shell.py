@@ -31,7 +31,6 @@ from .host import SessionHandle
 from .prompt import _give_back, _take_runner
 from .writer import Writer
 
-DEFAULT_TIMEOUT = 60.0
 TOOL = "shell"
 _READ = 1 << 16
 _GRACE = 2.0  # seconds between SIGTERM and SIGKILL
@@ -70,12 +69,12 @@ async def shell_async(session: SessionHandle, command: str, *,
     if not command:
         raise ValueError("give a command to run, e.g. session.shell('ls -la')")
     forge = session.forge
-    store = forge.store
+    store = forge.services.store
     if runner.current(id(store), session.id) is not None:  # refused before it runs
         raise SessionBusy(f"session {session.id} is answering a prompt; run the command when it "
                           "has finished (or stop it with %forge stop), so the record lands "
                           "between turns.")
-    limit = positive_number(getattr(forge, "shell_timeout", DEFAULT_TIMEOUT) if timeout is None
+    limit = positive_number(forge.shell_timeout if timeout is None
                             else timeout, "timeout", "Give the seconds the command may run, "
                             "e.g. session.shell('make test', timeout=600).")
     root = session.info.directory or os.getcwd()
@@ -139,7 +138,7 @@ async def _record(session: SessionHandle, scrubber: Scrubber, part_id: str, comm
                   started: float) -> str:
     """Write the record under the session's runner lease (as a prompt writes its turn)."""
     forge = session.forge
-    store = forge.store
+    store = forge.services.store
     sid = session.id
     run = runner.claim(id(store), sid)
     leased, writer = False, None
@@ -150,7 +149,7 @@ async def _record(session: SessionHandle, scrubber: Scrubber, part_id: str, comm
         if not leased:
             owner, expires = held or ("another process", now())
             raise SessionBusy(runner.busy_message(sid, owner, expires))
-        writer = Writer(forge.projection, forge.bus, scrubber)
+        writer = Writer(forge.services.projection, forge.services.bus, scrubber)
         writer.hold_lease(sid, run.owner)
         writer.adopt(view)
         info = session.info

@@ -22,6 +22,7 @@ from ..tools.base import Tool, ToolContext
 from ..tools.threads import MAX_ABANDONED
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
+from .host import tool_fields
 
 MAX_CALLS_PER_STEP = 32
 MAX_CONCURRENT_CALLS = 8
@@ -116,9 +117,10 @@ async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
 
     tctx = ToolContext(
         session_id=ctx.session.id, message_id=part.message_id, call_id=part.call_id,
-        part_id=part.id, forge=ctx.forge, root=ctx.session.directory,
+        part_id=part.id, root=ctx.session.directory,
         output_dir=ctx.output_dir, run=ctx, emit_output=emit, emit_display=display,
         display_available=ctx.display_available,
+        **(tool_fields(ctx.host) if ctx.host is not None else {}),
     )
     timeout = tool.timeout or ctx.config.tool_timeout
     try:

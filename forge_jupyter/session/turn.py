@@ -54,7 +54,7 @@ def decide(host: Host, info: SessionInfo, *, model: str | None = None, agent: st
     the full one where the profile is ``auto``: picking it asks litellm the model's window,
     and importing litellm (~3 s) is what a replayed cell must not wait for. A replay that goes
     live settles the table first (``settle_tools``)."""
-    agent_def = host.agents.get(agent or info.agent or host.default_agent)
+    agent_def = host.services.agents.get(agent or info.agent or host.default_agent)
     choice = choose_model(host, model, info.model, agent_def.model)
     rules = layered_permissions(host, info, agent_def, permissions, tools or {})
     profile = "full" if replaying and host.tool_profile == "auto" else None
@@ -70,7 +70,7 @@ def decide(host: Host, info: SessionInfo, *, model: str | None = None, agent: st
 def settle_tools(host: Host, ctx: RunContext) -> None:
     """Before a replayed turn asks the model after all: the tool table and system prompt the
     profile setting picks for its model (``decide(replaying=True)`` took the full table)."""
-    agent = host.agents.get(ctx.agent)
+    agent = host.services.agents.get(ctx.agent)
     ctx.tools = tool_table(host, ctx.model, ctx.permissions)
     ctx.system = system_prompt(host, agent, ctx.model, ctx.tools)
 
@@ -85,10 +85,11 @@ def run_context(host: Host, session: SessionHandle, turn: Turn, writer: Writer,
     if allowance is None:
         allowance = Allowance.top(config.step_limit, budget, turn.params.get("max_tokens"))
     return RunContext(
-        session=session.info, writer=writer, bus=host.bus, model=turn.model, agent=turn.agent.name,
-        system=turn.system, tools=turn.tools, params=turn.params, config=config,
-        allowance=allowance, forge=host, view_ids=[m.id for m in view],
-        gate=PermissionGate(turn.permissions, host.approvals, session), scrub=turn.scrubber,
+        session=session.info, writer=writer, bus=host.services.bus, model=turn.model,
+        agent=turn.agent.name, system=turn.system, tools=turn.tools, params=turn.params,
+        config=config, allowance=allowance, host=host, view_ids=[m.id for m in view],
+        gate=PermissionGate(turn.permissions, host.services.approvals, session),
+        scrub=turn.scrubber,
         output_dir=host.output_dir(session.id), prepare=partial(prepare_request, host),
         compaction_ratio=host.compaction_ratio, char_budget=host.char_budget,
         permissions=turn.permissions, display_available=host.display_available,
@@ -109,15 +110,17 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
                         toggles: dict[str, bool] | None = None) -> Permissions:
     """The layered rules of one turn: agent (its defaults, its own rules, the Forge's
     configured rules) → session → this prompt (its rules, and ``tools={"x": False}``)."""
-    mutating = [t.name for t in host.registry.all() if t.mutating]
-    tool_defaults = [Rule(t.name, "*", t.permission) for t in host.registry.all() if t.permission]
+    registered = host.services.registry.all()
+    mutating = [t.name for t in registered if t.mutating]
+    tool_defaults = [Rule(t.name, "*", t.permission) for t in registered if t.permission]
     agent_layer = [*tool_defaults, *agent_defaults(agent.mode, mutating), *agent.permissions,
                    *host.permissions]
     meta = info.metadata
     session_layer = [stored_rule(r) for r in meta.get("permissions", ())]
     prompt_layer = [Rule.parse(r) for r in prompt_rules]
     prompt_layer += [Rule(name, "*", "deny") for name, on in (toggles or {}).items() if not on]
-    grants = host.approvals.granted(info.id)  # this kernel's answers; a stored row grants nothing
+    # this kernel's answers; a stored row grants nothing
+    grants = host.services.approvals.granted(info.id)
     return Permissions([("agent", agent_layer), ("session", session_layer),
                         ("prompt", prompt_layer)], grants)
 
@@ -127,18 +130,20 @@ def tool_table(host: Host, model: str, permissions: Permissions,
     """Registry → filter by model and flags → the tool profile (lean: fewer builtins, short
     descriptions; ``profile``, else the setting's for ``model``) → minus tools denied for
     every argument."""
-    table = host.registry.resolve(model=model, flags=host.flags)
-    table = apply_profile(table, host.builtins, profile or profile_for(host.tool_profile, model))
+    table = host.services.registry.resolve(model=model, flags=host.flags)
+    table = apply_profile(table, host.services.builtins,
+                          profile or profile_for(host.tool_profile, model))
     return {n: t for n, t in table.items() if not permissions.denied_for_all(n)}
 
 
 def system_prompt(host: Host, agent: Agent, model: str, tools: dict[str, Tool],
                   profile: Profile | None = None) -> str:
     system = build_system_prompt(agent=agent, tools=tools, custom=host.system,
-                                 in_kernel=bool(host.namespace.get("get_ipython")),
+                                 in_kernel=bool(host.services.namespace.get("get_ipython")),
                                  profile=profile or profile_for(host.tool_profile, model))
-    return apply_chain(host.plugins.hook.forge_system_prompt(system=system, agent=agent.name,
-                                                             model=model), system)
+    hook = host.services.plugins.hook
+    return apply_chain(hook.forge_system_prompt(system=system, agent=agent.name, model=model),
+                       system)
 
 
 def request_params(host: Host, choice: ModelChoice) -> dict[str, Any]:
@@ -155,13 +160,13 @@ def request_params(host: Host, choice: ModelChoice) -> dict[str, Any]:
 
 def prepare_request(host: Host, request: Any) -> Any:
     """Let plugins rewrite tool definitions, params and messages of a model request."""
-    hook = host.plugins.hook
-    if not host.plugins.get_plugins():
+    hook = host.services.plugins.hook
+    if not host.services.plugins.get_plugins():
         return request
     tools = []
     for definition in request.tools:
         name = definition["function"]["name"]
-        tool = host.registry.get(name)
+        tool = host.services.registry.get(name)
         tools.append(apply_chain(hook.forge_tool_definition(tool=tool, definition=definition,
                                                              model=request.model), definition))
     request.tools = tools

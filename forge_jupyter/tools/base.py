@@ -6,9 +6,10 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Part, SessionInfo
+from ..model import Event, Part, SessionInfo
+from ..scrub import Scrubber
 from .permission import (
     ARGUMENT_KINDS,
     Action,
@@ -22,6 +23,12 @@ from .permission import (
 from .schema import function_schema
 from .threads import Stop, run_in_tool_thread
 
+if TYPE_CHECKING:  # the services' types, named without importing the layers above tools/
+    from ..agents import AgentSet
+    from ..memory import LongTermMemory
+    from ..session.question import Questions
+    from ..store.base import Store
+
 
 @dataclass
 class ToolResult:
@@ -31,7 +38,12 @@ class ToolResult:
 
 
 class PartWriter(Protocol):
+    """The run's write entry (``session.writer.Writer`` is one), as a tool may use it."""
+
+    scrubber: Scrubber  # this turn's: it knows the run's keys
+
     def update_part(self, part: Part) -> Part: ...
+    def record(self, event: Event) -> Event: ...  # an event row, scrubbed there
 
 
 class Allowance(Protocol):
@@ -66,7 +78,16 @@ class ToolContext:
     message_id: str
     call_id: str
     part_id: str
-    forge: Any = None  # the Forge facade (namespace, store, agents, sessions)
+    # The services a builtin tool uses, typed (the run fills them from its owner's services,
+    # session/services.py); None or empty outside a Forge's run (a direct call, a benchmark).
+    store: Store | None = None  # the history (the history tool; the file tools' fence)
+    namespace: dict[str, Any] = field(default_factory=dict)  # the notebook's variables
+    questions: Questions | None = None  # who answers the question tool
+    memory: LongTermMemory | None = None  # long-term memory while it is on
+    agents: AgentSet | None = None  # the agents a subagent (task) may run as
+    # A new child session of the owner (``Forge.session``): what the task tool runs in.
+    new_session: Callable[..., Any] | None = None
+    forge: Any = None  # the Forge facade itself, for a custom tool that wants more
     root: str | None = None  # the session's directory: file tools never leave it
     output_dir: str | None = None  # where full outputs of truncated results are saved
     run: Run | None = None  # the run the call belongs to; None outside a run (a direct call)

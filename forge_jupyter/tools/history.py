@@ -75,11 +75,12 @@ def _read(store: Any, session_id: str, offset: int, limit: int, message_id: str 
 
 
 async def run_history(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    if ctx.forge is None:
+    store = ctx.store
+    if store is None:
         raise ToolError("history needs a Forge store")
     if ctx.run is not None:  # what this run wrote so far is readable
         await ctx.run.flush()
-    text = await run_in_tool_thread(_read, ctx.forge.store, ctx.session_id,
+    text = await run_in_tool_thread(_read, store, ctx.session_id,
                                     int(args.get("offset", 0)), int(args.get("limit", 20)),
                                     args.get("message_id"), args.get("part_id"),
                                     name="history", stop=ctx.stop)

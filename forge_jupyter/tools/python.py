@@ -147,8 +147,7 @@ def _run_in_thread(code: str, namespace: dict[str, Any], sink: Callable[[str, st
 
 async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     code = args["code"]
-    forge = ctx.forge
-    namespace = forge.namespace if forge is not None else {}
+    namespace = ctx.namespace
     out = BoundedOutput(ctx.output_dir, f"{ctx.part_id}-stdout")
     lock = threading.Lock()
 

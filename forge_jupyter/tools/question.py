@@ -80,12 +80,12 @@ def _checked(args: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
 
 async def _ask(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     question, options = _checked(args)
-    questions = getattr(ctx.forge, "questions", None)
-    writer = getattr(ctx.run, "writer", None)
-    scrub = getattr(writer, "scrubber", None) or (lambda text: text)
+    questions = ctx.questions
+    writer = ctx.run.writer if ctx.run is not None else None
+    scrub = writer.scrubber if writer is not None else (lambda text: text)
 
     def record(type_: str, actor: str, **data: Any) -> None:
-        if writer is not None and hasattr(writer, "record"):  # scrubbed there (Writer.clean)
+        if writer is not None:  # scrubbed there (Writer.clean)
             writer.record(Event(session_id=ctx.session_id, type=type_, actor=actor, data=data))
 
     # The card shows what the model wrote: secrets it read somewhere never reach the screen.

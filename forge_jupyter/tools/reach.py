@@ -94,7 +94,7 @@ class Fence:
 def fence_of(ctx: ToolContext) -> Fence:
     """The fence of the running call: its Forge's store files and its session's outputs."""
     root = os.path.realpath(ctx.root) if ctx.root else None
-    store = getattr(ctx.forge, "store", None)
+    store = ctx.store
     owned = [str(f) for f in store.files()] if store is not None else []  # resolved already
     named = tuple(zip(owned, _STORE_FILES, strict=False))
     inodes = []
@@ -104,9 +104,6 @@ def fence_of(ctx: ToolContext) -> Fence:
             inodes.append((st.st_dev, st.st_ino, what))
     sidecars = tuple((os.path.dirname(p), os.path.basename(p)) for p in owned[:1])
     own = ctx.output_dir
-    if own is None and ctx.forge is not None and hasattr(ctx.forge, "output_dir"):
-        with contextlib.suppress(Exception):  # an id the forge will not build a folder for
-            own = ctx.forge.output_dir(ctx.session_id)
     own = os.path.realpath(own) if own else None
     outputs = os.path.dirname(own) if own else None
     if outputs is not None and root is not None and _within(root, outputs):

@@ -272,7 +272,7 @@ def _run(query: str, namespace: dict[str, Any], root: str | None, fence: Fence,
 
 
 async def run_sql(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    namespace = ctx.forge.namespace if ctx.forge is not None else {}
+    namespace = ctx.namespace
     query = args["query"]
     # in a thread of its own that the OS forbids to write files, where Linux allows it
     text, os_confined = await confined(_run, query, namespace, ctx.root, fence_of(ctx), ctx.stop,

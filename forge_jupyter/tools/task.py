@@ -19,18 +19,17 @@ from .permission import Rule
 
 
 async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    forge = ctx.forge
     run = ctx.run
-    if forge is None or run is None:
+    if ctx.agents is None or ctx.new_session is None or run is None:
         raise ToolError("task needs a running Forge session")
     agent = args.get("agent") or "plan"
-    forge.agents.get(agent)  # a clear error for an unknown agent
+    ctx.agents.get(agent)  # a clear error for an unknown agent
     allowance = run.allowance
     refused = allowance.child_refused()
     if refused:
         raise ToolError(refused)
     parent = run.session
-    child = forge.session(None, new=True, parent_id=parent.id, title=args["description"][:200],
+    child = ctx.new_session(None, new=True, parent_id=parent.id, title=args["description"][:200],
                           agent=agent, directory=parent.directory)
     run.writer.update_part(SubtaskPart(session_id=parent.id, message_id=ctx.message_id, agent=agent,
                                        prompt=args["prompt"], description=args["description"],

@@ -93,7 +93,7 @@ def inspect_variable(name: str, value: Any) -> str:
 
 
 async def run_variables(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    namespace = ctx.forge.namespace if ctx.forge is not None else {}
+    namespace = ctx.namespace
     name = args.get("name")
     if not name:
         return ToolResult(list_variables(namespace), title="variables")
