@@ -8,7 +8,7 @@ form (``to_json`` / ``part_from_json``) that the store, the export format and th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -146,22 +146,43 @@ class ToolPart(_PartBase):
         return self
 
     def complete(self, output: str, *, title: str | None = None,
-                 metadata: dict[str, Any] | None = None, at: float | None = None) -> ToolPart:
-        """→ completed, with what the model reads of the result."""
+                 metadata: dict[str, Any] | None = None, changes: Sequence[PatchFile] = (),
+                 at: float | None = None) -> ToolPart:
+        """→ completed, with what the model reads of the result and the files it changed."""
         self._leave("completed")
         self.state, self.output, self.title, self.time_end = "completed", output, title, now() if at is None else at
         self.metadata.update(metadata or {})
+        if changes:  # stored where rows and exported files have always kept them
+            dumped = [f.to_json() for f in changes]
+            self.metadata.update({"patch": dumped[0]} if len(dumped) == 1 else {"patches": dumped})
         return self
 
-    def fail(self, error: str, *, at: float | None = None, **metadata: Any) -> ToolPart:
+    def fail(self, error: str, *, at: float | None = None, doom_loop: bool = False,
+             **metadata: Any) -> ToolPart:
         """→ error: the call failed, or was refused before it ran (then it took no time:
-        it starts and ends at once)."""
+        it starts and ends at once). ``doom_loop``: refused as the same call once too often,
+        which stops the run."""
         self._leave("error")
         self.state, self.error, self.time_end = "error", error, now() if at is None else at
         self.metadata.update(metadata)
+        if doom_loop:
+            self.metadata["doom_loop"] = True
         if self.time_start is None:
             self.time_start = self.time_end
         return self
+
+    @property
+    def changes(self) -> list[PatchFile]:
+        """The files this call changed, one unified diff each: ``metadata["patch"]`` (one
+        file) and ``metadata["patches"]`` (several), where stored rows and exported files keep them."""
+        meta = self.metadata
+        found = [meta.get("patch"), *(meta.get("patches") or ())]
+        return [PatchFile.model_validate(f) for f in found if isinstance(f, dict)]
+
+    @property
+    def doom_loop(self) -> bool:
+        """Refused as the same call repeated too often in a row (``metadata["doom_loop"]``)."""
+        return bool(self.metadata.get("doom_loop"))
 
     def interrupt(self, error: str, *, at: float | None = None) -> ToolPart:
         """→ error, closed from outside (a stop, a crashed runner): a call that never started

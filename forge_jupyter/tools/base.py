@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..model import Part, SessionInfo
+from ..model import Part, PatchFile, SessionInfo
 from .permission import (
     ARGUMENT_KINDS,
     Action,
@@ -25,9 +25,13 @@ from .threads import Stop, run_in_tool_thread
 
 @dataclass
 class ToolResult:
+    """What a tool returns: the output the model reads, a title, the files it changed (the
+    Processor turns them into the step's PatchPart) and free-form metadata for the part."""
+
     output: str
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    changes: list[PatchFile] = field(default_factory=list)
 
 
 class PartWriter(Protocol):
