@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .amounts import money
 from .ids import new_id
@@ -184,6 +184,11 @@ class ToolPart(_PartBase):
         """Refused as the same call repeated too often in a row (``metadata["doom_loop"]``)."""
         return bool(self.metadata.get("doom_loop"))
 
+    @property
+    def replayed(self) -> ReplayedCall | None:
+        """What this call keeps of its recording, in a replayed turn."""
+        return ReplayedCall.read(self.metadata.get("replay"))
+
     def interrupt(self, error: str, *, at: float | None = None) -> ToolPart:
         """→ error, closed from outside (a stop, a crashed runner): a call that never started
         keeps no start."""
@@ -283,6 +288,59 @@ def part_from_json(data: dict[str, Any] | str) -> Part:
     return _part_adapter.validate_python(data)
 
 
+# -------------------------------------------------------------------------------- replays
+
+
+class _Stored(BaseModel):
+    """A fact kept in a row's ``metadata`` JSON, typed on the Python side: keys another version
+    wrote are kept (``extra="allow"``) and written back only as they were set."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @classmethod
+    def read(cls, value: object) -> Self | None:
+        """``value`` (what ``metadata`` holds) as this fact; None when absent, empty when unreadable."""
+        if not isinstance(value, dict):
+            return None
+        try:
+            return cls.model_validate(value)
+        except ValidationError:  # an older or hand-edited row must not break a read
+            return cls()
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON kept in ``metadata``: only the keys that were set."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class ReplayDivergence(_Stored):
+    """The first re-run python call whose result differed from its recording."""
+
+    part_id: str | None = None
+    tool: str | None = None
+    index: int | None = None
+    difference: str | None = None
+
+
+class ReplayMark(_Stored):
+    """What a replayed message keeps of its recording (``metadata["replay"]``)."""
+
+    original: str | None = None  # the recorded turn's canonical id
+    recorded_at: float | None = None
+    model: str | None = None
+    session_id: str | None = None
+    cell_id: str | None = None
+    cell: str | None = None  # the cell in words ("cell 3 “…”")
+    diverged: ReplayDivergence | None = None  # set on the message where the replay stopped
+
+
+class ReplayedCall(_Stored):
+    """What a replayed tool call keeps (its part's ``metadata["replay"]``)."""
+
+    of: str | None = None  # the recorded part
+    re_executed: bool | None = None  # ran again (python), else its recorded result was copied
+    why: str | None = None  # why the recorded result was copied
+
+
 # -------------------------------------------------------------------------------- messages
 
 
@@ -325,6 +383,11 @@ class Message(_Row):
     def text(self) -> str:
         """The message's text parts joined, as a person would read it."""
         return "\n\n".join(p.text for p in self.parts if p.type == "text" and p.text)
+
+    @property
+    def replay(self) -> ReplayMark | None:
+        """What a replayed message keeps of its recording; None for a live one."""
+        return ReplayMark.read(self.metadata.get("replay"))
 
     @property
     def tool_parts(self) -> list[ToolPart]:
