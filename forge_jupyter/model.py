@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal, Self, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .amounts import money
 from .ids import new_id
+from .metadata_facts import PatchFile, ReplayedCall, ReplayMark, changes_in, changes_json
 
 MessageStatus = Literal["running", "completed", "error", "aborted", "interrupted"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "error", "aborted", "interrupted"})
@@ -152,32 +153,25 @@ class ToolPart(_PartBase):
         self._leave("completed")
         self.state, self.output, self.title, self.time_end = "completed", output, title, now() if at is None else at
         self.metadata.update(metadata or {})
-        if changes:  # stored where rows and exported files have always kept them
-            dumped = [f.to_json() for f in changes]
-            self.metadata.update({"patch": dumped[0]} if len(dumped) == 1 else {"patches": dumped})
+        self.metadata.update(changes_json(changes))
         return self
 
     def fail(self, error: str, *, at: float | None = None, doom_loop: bool = False,
              **metadata: Any) -> ToolPart:
         """→ error: the call failed, or was refused before it ran (then it took no time:
-        it starts and ends at once). ``doom_loop``: refused as the same call once too often,
-        which stops the run."""
+        it starts and ends at once). ``doom_loop``: the same call once too often (stops the run)."""
         self._leave("error")
         self.state, self.error, self.time_end = "error", error, now() if at is None else at
         self.metadata.update(metadata)
-        if doom_loop:
-            self.metadata["doom_loop"] = True
+        self.metadata.update({"doom_loop": True} if doom_loop else {})
         if self.time_start is None:
             self.time_start = self.time_end
         return self
 
     @property
     def changes(self) -> list[PatchFile]:
-        """The files this call changed, one unified diff each: ``metadata["patch"]`` (one
-        file) and ``metadata["patches"]`` (several), where stored rows and exported files keep them."""
-        meta = self.metadata
-        found = [meta.get("patch"), *(meta.get("patches") or ())]
-        return [PatchFile.model_validate(f) for f in found if isinstance(f, dict)]
+        """The files this call changed, one unified diff each (metadata_facts.py)."""
+        return changes_in(self.metadata)
 
     @property
     def doom_loop(self) -> bool:
@@ -242,13 +236,6 @@ class StepFinishPart(_PartBase):
     stopped_by_forge: Literal["max_tokens", "output-cap", "budget"] | None = None
 
 
-class PatchFile(_Row):
-    path: str
-    diff: str
-    additions: int = 0
-    deletions: int = 0
-
-
 class PatchPart(_PartBase):
     type: Literal["patch"] = "patch"
     files: list[PatchFile] = Field(default_factory=list)
@@ -286,59 +273,6 @@ def part_from_json(data: dict[str, Any] | str) -> Part:
     if isinstance(data, str):
         return _part_adapter.validate_json(data)
     return _part_adapter.validate_python(data)
-
-
-# -------------------------------------------------------------------------------- replays
-
-
-class _Stored(BaseModel):
-    """A fact kept in a row's ``metadata`` JSON, typed on the Python side: keys another version
-    wrote are kept (``extra="allow"``) and written back only as they were set."""
-
-    model_config = ConfigDict(extra="allow")
-
-    @classmethod
-    def read(cls, value: object) -> Self | None:
-        """``value`` (what ``metadata`` holds) as this fact; None when absent, empty when unreadable."""
-        if not isinstance(value, dict):
-            return None
-        try:
-            return cls.model_validate(value)
-        except ValidationError:  # an older or hand-edited row must not break a read
-            return cls()
-
-    def stored(self) -> dict[str, Any]:
-        """The JSON kept in ``metadata``: only the keys that were set."""
-        return self.model_dump(mode="json", exclude_unset=True)
-
-
-class ReplayDivergence(_Stored):
-    """The first re-run python call whose result differed from its recording."""
-
-    part_id: str | None = None
-    tool: str | None = None
-    index: int | None = None
-    difference: str | None = None
-
-
-class ReplayMark(_Stored):
-    """What a replayed message keeps of its recording (``metadata["replay"]``)."""
-
-    original: str | None = None  # the recorded turn's canonical id
-    recorded_at: float | None = None
-    model: str | None = None
-    session_id: str | None = None
-    cell_id: str | None = None
-    cell: str | None = None  # the cell in words ("cell 3 “…”")
-    diverged: ReplayDivergence | None = None  # set on the message where the replay stopped
-
-
-class ReplayedCall(_Stored):
-    """What a replayed tool call keeps (its part's ``metadata["replay"]``)."""
-
-    of: str | None = None  # the recorded part
-    re_executed: bool | None = None  # ran again (python), else its recorded result was copied
-    why: str | None = None  # why the recorded result was copied
 
 
 # -------------------------------------------------------------------------------- messages

@@ -28,14 +28,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..ids import new_id
+from ..metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
 from ..model import (
     ErrorInfo,
     Event,
     Message,
     Part,
-    ReplayDivergence,
-    ReplayedCall,
-    ReplayMark,
     Tokens,
     ToolPart,
     now,

@@ -4,14 +4,8 @@ before read back the same, and what is written now is the same JSON."""
 
 from __future__ import annotations
 
-from forge_jupyter.model import (
-    Message,
-    ReplayDivergence,
-    ReplayedCall,
-    ReplayMark,
-    SessionInfo,
-    ToolPart,
-)
+from forge_jupyter.metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
+from forge_jupyter.model import Message, SessionInfo, ToolPart
 from forge_jupyter.render.replay_mark import message_replay_line, replay_line
 from forge_jupyter.store.duckdb import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
