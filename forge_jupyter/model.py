@@ -8,13 +8,14 @@ form (``to_json`` / ``part_from_json``) that the store, the export format and th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .amounts import money
 from .ids import new_id
+from .metadata_facts import PatchFile, ReplayedCall, ReplayMark, changes_in, changes_json
 
 MessageStatus = Literal["running", "completed", "error", "aborted", "interrupted"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "error", "aborted", "interrupted"})
@@ -146,22 +147,41 @@ class ToolPart(_PartBase):
         return self
 
     def complete(self, output: str, *, title: str | None = None,
-                 metadata: dict[str, Any] | None = None, at: float | None = None) -> ToolPart:
-        """→ completed, with what the model reads of the result."""
+                 metadata: dict[str, Any] | None = None, changes: Sequence[PatchFile] = (),
+                 at: float | None = None) -> ToolPart:
+        """→ completed, with what the model reads of the result and the files it changed."""
         self._leave("completed")
         self.state, self.output, self.title, self.time_end = "completed", output, title, now() if at is None else at
         self.metadata.update(metadata or {})
+        self.metadata.update(changes_json(changes))
         return self
 
-    def fail(self, error: str, *, at: float | None = None, **metadata: Any) -> ToolPart:
+    def fail(self, error: str, *, at: float | None = None, doom_loop: bool = False,
+             **metadata: Any) -> ToolPart:
         """→ error: the call failed, or was refused before it ran (then it took no time:
-        it starts and ends at once)."""
+        it starts and ends at once). ``doom_loop``: the same call once too often (stops the run)."""
         self._leave("error")
         self.state, self.error, self.time_end = "error", error, now() if at is None else at
         self.metadata.update(metadata)
+        self.metadata.update({"doom_loop": True} if doom_loop else {})
         if self.time_start is None:
             self.time_start = self.time_end
         return self
+
+    @property
+    def changes(self) -> list[PatchFile]:
+        """The files this call changed, one unified diff each (metadata_facts.py)."""
+        return changes_in(self.metadata)
+
+    @property
+    def doom_loop(self) -> bool:
+        """Refused as the same call repeated too often in a row (``metadata["doom_loop"]``)."""
+        return bool(self.metadata.get("doom_loop"))
+
+    @property
+    def replayed(self) -> ReplayedCall | None:
+        """What this call keeps of its recording, in a replayed turn."""
+        return ReplayedCall.read(self.metadata.get("replay"))
 
     def interrupt(self, error: str, *, at: float | None = None) -> ToolPart:
         """→ error, closed from outside (a stop, a crashed runner): a call that never started
@@ -214,13 +234,6 @@ class StepFinishPart(_PartBase):
     # Set where forge stopped the round itself, not the server: the limit it passed (the
     # output limit, the per-step output cap, the prompt's budget); tokens then estimated.
     stopped_by_forge: Literal["max_tokens", "output-cap", "budget"] | None = None
-
-
-class PatchFile(_Row):
-    path: str
-    diff: str
-    additions: int = 0
-    deletions: int = 0
 
 
 class PatchPart(_PartBase):
@@ -304,6 +317,11 @@ class Message(_Row):
     def text(self) -> str:
         """The message's text parts joined, as a person would read it."""
         return "\n\n".join(p.text for p in self.parts if p.type == "text" and p.text)
+
+    @property
+    def replay(self) -> ReplayMark | None:
+        """What a replayed message keeps of its recording; None for a live one."""
+        return ReplayMark.read(self.metadata.get("replay"))
 
     @property
     def tool_parts(self) -> list[ToolPart]:

@@ -2,7 +2,7 @@
 
 In order: the prompt's option, the session's, the configuration, the first provider key
 found in the environment, a local Ollama server if one answers, else the offline demo model
-from ``forge_jupyter.testing`` — announced as such, never silently.
+(``forge_jupyter.demo``) — announced as such, never silently.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ import re
 import threading
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .demo import DemoServer
 
 # Provider key variables litellm reads, and a sensible default model for each.
 PROVIDER_DEFAULTS: tuple[tuple[str, str], ...] = (
@@ -44,18 +47,17 @@ class ModelChoice:
 
 
 _demo_lock = threading.Lock()
-_demo_server: Any = None
+_demo_server: DemoServer | None = None
 
 
-def demo_server() -> Any:
+def demo_server() -> DemoServer:
     """The process-wide offline demo model server, started on first use."""
     global _demo_server
     with _demo_lock:
         if _demo_server is None:
-            from .testing import FakeModelServer
+            from .demo import DemoServer
 
-            _demo_server = FakeModelServer.demo()
-            _demo_server.start()
+            _demo_server = DemoServer().start()
         return _demo_server
 
 

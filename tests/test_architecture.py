@@ -4,6 +4,8 @@
   from a package's ``__init__`` is an edge to it; imports inside functions — lazy ones — count
   as edges too, except under ``TYPE_CHECKING``);
 - ``session/`` imports neither IPython nor ``forge.py``; ``store/`` imports no litellm;
+- nothing outside ``testing/`` imports it: the product (the offline demo model of ``demo/``
+  included) runs without the test kit;
 - no module over ``MAX_LINES`` lines (``testing/`` excepted: the fake server's test kit).
 """
 
@@ -175,6 +177,13 @@ def test_store_imports_no_litellm():
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not any(n.split(".")[0] == "litellm" or n.endswith("llm") for n in names), path
+
+
+def test_the_product_imports_no_test_support():
+    graph = _graph()
+    leaning = {name: sorted(t for t in targets if t.startswith("forge_jupyter.testing"))
+               for name, targets in graph.items() if not name.startswith("forge_jupyter.testing")}
+    assert {name: ts for name, ts in leaning.items() if ts} == {}
 
 
 def test_no_module_needs_a_table_of_contents():

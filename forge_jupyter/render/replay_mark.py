@@ -5,19 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
+from ..metadata_facts import ReplayMark
 from ..model import Message
 
 
-def recorded_words(info: dict[str, Any]) -> str:
-    """``recorded 2026-11-30 20:01 UTC with openai/gpt-4o-mini`` from ``metadata["replay"]``."""
+def recorded_words(mark: ReplayMark | None) -> str:
+    """``recorded 2026-11-30 20:01 UTC with openai/gpt-4o-mini`` from a message's replay mark."""
     words = "recorded"
-    at = info.get("recorded_at")
-    if isinstance(at, int | float):
-        words += " " + datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    if info.get("model"):
-        words += f" with {info['model']}"
+    if mark is not None and mark.recorded_at is not None:
+        words += " " + datetime.fromtimestamp(mark.recorded_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if mark is not None and mark.model:
+        words += f" with {mark.model}"
     return words
 
 
@@ -26,12 +25,10 @@ def replay_line(messages: Sequence[Message]) -> str | None:
     replayed = [m for m in messages if m.replay_of is not None]
     if not replayed:
         return None
-    info = replayed[0].metadata.get("replay") or {}
-    line = f"↻ Replayed — {recorded_words(info)} · no model call · $0"
-    diverged = next(((m.metadata.get("replay") or {}).get("diverged") for m in replayed
-                     if (m.metadata.get("replay") or {}).get("diverged")), None)
-    if isinstance(diverged, dict):
-        line += f" · stopped at {diverged.get('tool')} call {diverged.get('index')}: {diverged.get('difference')}"
+    line = f"↻ Replayed — {recorded_words(replayed[0].replay)} · no model call · $0"
+    diverged = next((d for m in replayed if m.replay and (d := m.replay.diverged)), None)
+    if diverged is not None:
+        line += f" · stopped at {diverged.tool} call {diverged.index}: {diverged.difference}"
         if any(m.role == "assistant" and m.replay_of is None for m in messages):
             line += " · then live"
     return line
@@ -41,4 +38,4 @@ def message_replay_line(message: Message) -> str | None:
     """The footer line of a replayed message (its cell value)."""
     if message.replay_of is None:
         return None
-    return f"↻ replayed · {recorded_words(message.metadata.get('replay') or {})}"
+    return f"↻ replayed · {recorded_words(message.replay)}"

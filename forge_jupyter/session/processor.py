@@ -24,7 +24,6 @@ from ..bus import SessionStatus
 from ..model import (
     ErrorInfo,
     Message,
-    PatchFile,
     PatchPart,
     ReasoningPart,
     RetryPart,
@@ -195,7 +194,7 @@ class Processor:
                 "Stopped:", "Stopped by forge mid-reply:", 1)
         elif cut_off:
             stop_note = _cut_off_note(request, bool(self._calls), self._stopped)
-        doom = next((p for p in self._calls if p.metadata.get("doom_loop")), None)
+        doom = next((p for p in self._calls if p.doom_loop), None)
         allowance = ctx.allowance  # the prompt's, its subagents' steps and spending included
         if doom is not None:
             outcome, finish = "stop", "doom-loop"
@@ -333,9 +332,7 @@ class Processor:
     async def _run_tools(self) -> None:
         # Started together, written in call order: each part already has its place (its id).
         await run_calls(self.ctx, self._calls, self.tool_table, self._commit)
-        files = [PatchFile(**f) for p in self._calls if p.state == "completed"
-                 for f in ([p.metadata.get("patch")] + list(p.metadata.get("patches") or ()))
-                 if isinstance(f, dict)]  # apply_patch changes several files: "patches"
+        files = [f for p in self._calls if p.state == "completed" for f in p.changes]
         if files:  # what this step changed on disk, one unified diff per file
             self._put(PatchPart(session_id=self.ctx.session.id, message_id=self.assistant.id,
                                 files=files))

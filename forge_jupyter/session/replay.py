@@ -28,7 +28,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..ids import new_id
-from ..model import ErrorInfo, Event, Message, Part, Tokens, ToolPart, now, part_from_json
+from ..metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
+from ..model import (
+    ErrorInfo,
+    Event,
+    Message,
+    Part,
+    Tokens,
+    ToolPart,
+    now,
+    part_from_json,
+)
 from ..tools.permission import Rule
 from .context import RunContext
 from .host import SessionHandle
@@ -105,7 +115,7 @@ class _Replayer:
         m = ctx.add_message(Message(
             session_id=ctx.session.id, role="assistant", parent_id=self.user.id,
             agent=answer.agent, model=answer.model, provider=answer.provider, cost=0.0,
-            replay_of=answer.id, metadata={"replay": dict(self.info)}))
+            replay_of=answer.id, metadata={"replay": self.info.stored()}))
         for p in answer.parts:
             if isinstance(p, ToolPart):
                 await self._tool(m, p)
@@ -113,9 +123,10 @@ class _Replayer:
                 ctx.writer.update_part(_copy(p, m))
         fields: dict[str, Any] = {"status": "completed", "finish": answer.finish,
                                   "completed_at": now()}
-        meta = dict(m.metadata["replay"])
+        meta = self.info.stored()
         if self.diverged is not None and self.diverged["message_id"] == m.id:
-            meta["diverged"] = {k: v for k, v in self.diverged.items() if k != "message_id"}
+            meta["diverged"] = ReplayDivergence(**{k: v for k, v in self.diverged.items()
+                                                   if k != "message_id"}).stored()
             if self.on_divergence == "live":
                 fields["finish"] = "tool-calls"  # the model reads the new results next
             else:
@@ -132,7 +143,7 @@ class _Replayer:
 
     def _diverged_words(self) -> str:
         d = self.diverged or {}
-        return (f"Replay of {self.info.get('cell')} stopped: {d.get('tool')} call "
+        return (f"Replay of {self.info.cell} stopped: {d.get('tool')} call "
                 f"{d.get('index')} gave another result than when recorded — "
                 f"{d.get('difference')}. Run the cell with %%forge --live to ask the model "
                 "again, or fix what changed (a data file, a variable).")
@@ -142,7 +153,7 @@ class _Replayer:
         part = ToolPart(  # ours to move on; the writer keeps snapshots of it
             session_id=ctx.session.id, message_id=m.id, call_id=recorded.call_id,
             tool=recorded.tool, input=dict(recorded.input), raw_input=recorded.raw_input,
-            metadata={"replay": {"of": recorded.id}})
+            metadata={"replay": ReplayedCall(of=recorded.id).stored()})
         ctx.writer.update_part(part)
         if self.stopped:
             why = self.refused or self._diverged_words()
@@ -158,7 +169,7 @@ class _Replayer:
             elif not part.is_terminal:
                 ctx.writer.update_part(part.fail(f"Not replayed: {why}"))
             return
-        part.metadata["replay"]["re_executed"] = True
+        part.metadata["replay"] = ReplayedCall(of=recorded.id, re_executed=True).stored()
         gate, ctx.gate = ctx.gate, None  # asked once for the turn, above
         try:
             await run_call(ctx, part, {"python": ctx.tools["python"]}, ctx.flush)
@@ -176,7 +187,7 @@ class _Replayer:
 
     def _copy_result(self, part: ToolPart, recorded: ToolPart, why: str) -> None:
         meta = {k: v for k, v in recorded.metadata.items() if k not in _DROP_META}
-        meta["replay"] = {"of": recorded.id, "re_executed": False, "why": why}
+        meta["replay"] = ReplayedCall(of=recorded.id, re_executed=False, why=why).stored()
         part.start()
         if recorded.state == "completed":
             part.complete(recorded.output or "", title=recorded.title, metadata=meta)
@@ -225,7 +236,7 @@ class _Replayer:
         denied = await self.gate(ctx, tool, part)
         if denied is None:
             return True
-        self.refused = (f"Replay of {self.info.get('cell')}: running the recorded python "
+        self.refused = (f"Replay of {self.info.cell}: running the recorded python "
                         f"calls again was not approved ({denied}). "
                         "Without them the variables they built are missing; approve the replay, "
                         "or run the cell with %%forge --live.")
@@ -240,7 +251,7 @@ async def replay_async(session: SessionHandle, recording: Recording, text: str, 
                         budget=None, new_text=None, quiet=True) as ctx:
         info = describe(recording)
         user = ctx.user_message(text, origin=origin, replay_of=recording.user.id,
-                                metadata={"replay": info})
+                                metadata={"replay": info.stored()})
         ctx.add_message(user)
         session.forge.announce(session.id, replay_notice(info))
         replayer = _Replayer(ctx, session, recording, user, on_divergence)
@@ -252,7 +263,7 @@ async def replay_async(session: SessionHandle, recording: Recording, text: str, 
                              and replayer.refused is None, refused=replayer.refused)
 
 
-def replay_notice(info: dict[str, Any]) -> str:
+def replay_notice(info: ReplayMark) -> str:
     """What the person reads first: this is a recording, from when and which model."""
     from ..render.replay_mark import recorded_words
 

@@ -16,8 +16,8 @@ history). The search is one SELECT over ``message`` and ``session_message`` (por
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..metadata_facts import ReplayMark
 from ..model import Message, TextPart
 from ..store.base import Store, encode_cursor
 from .view import is_person_turn
@@ -60,8 +60,8 @@ class Recording:
 
     @property
     def recorded_at(self) -> float:
-        replay = self.user.metadata.get("replay") or {}
-        return float(replay.get("recorded_at") or self.user.created_at)
+        mark = self.user.replay
+        return float(mark.recorded_at if mark and mark.recorded_at else self.user.created_at)
 
 
 @dataclass
@@ -81,13 +81,13 @@ def prompt_text(user: Message) -> str:
 def faithful(user: Message, answers: list[Message]) -> bool:
     """Every answer of a replayed turn came from its recording (none diverged or went live)."""
     return (user.replay_of is not None and bool(answers)
-            and all(a.replay_of is not None and not (a.metadata.get("replay") or {}).get("diverged")
+            and all(a.replay_of is not None and not (a.replay and a.replay.diverged)
                     for a in answers))
 
 
 def canonical_id(user: Message, answers: list[Message]) -> str:
     if faithful(user, answers):
-        return str((user.metadata.get("replay") or {}).get("original") or user.replay_of)
+        return str((user.replay and user.replay.original) or user.replay_of)
     return user.id
 
 
@@ -216,10 +216,10 @@ def cell_label(cell_id: str | None, prompt: str) -> str:
     return " ".join(filter(None, ["cell", cell_id, f"“{first}”" if first else None]))
 
 
-def describe(recording: Recording) -> dict[str, Any]:
+def describe(recording: Recording) -> ReplayMark:
     """What a replayed message keeps of its recording (``metadata["replay"]``)."""
-    return {"original": recording.canonical, "recorded_at": recording.recorded_at,
-            "model": recording.model, "session_id": recording.session_id,
-            "cell_id": (recording.user.origin or {}).get("cell_id"),
-            "cell": cell_label((recording.user.origin or {}).get("cell_id"),
-                               prompt_text(recording.user))}
+    return ReplayMark(original=recording.canonical, recorded_at=recording.recorded_at,
+                      model=recording.model, session_id=recording.session_id,
+                      cell_id=(recording.user.origin or {}).get("cell_id"),
+                      cell=cell_label((recording.user.origin or {}).get("cell_id"),
+                                      prompt_text(recording.user)))

@@ -154,7 +154,7 @@ async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
         cut = Truncated(scrub(result.output) or "", False, 0, 0)
     else:
         cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
-    part.complete(cut.text, title=result.title, metadata=result.metadata)
+    part.complete(cut.text, title=result.title, metadata=result.metadata, changes=result.changes)
     if cut.truncated:
         part.metadata["truncated"] = {"total_lines": cut.total_lines,
                                       "total_bytes": cut.total_bytes, "saved": cut.saved_path}

@@ -6,9 +6,10 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
 
-Protocol = Literal["openai", "anthropic"]
+from forge_jupyter.demo.turn import Protocol
+
+__all__ = ["Protocol", "SSEEvent", "detect_protocol", "parse_events", "split_events"]
 
 # An event ends at the first blank line; the last one may end at end-of-file instead.
 _EVENT = re.compile(rb".*?(?:\r?\n\r?\n|\Z)", re.S)

@@ -14,8 +14,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from forge_jupyter.demo.wire import openai_finish
 from forge_jupyter.testing.sse import Protocol, detect_protocol, parse_events
-from forge_jupyter.testing.wire import openai_finish
 
 # Test data, kept in the repository beside the tests that read it: a clone passes alone.
 REPO_TRANSCRIPTS = Path(__file__).resolve().parents[2] / "tests" / "data" / "transcripts"

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from ..errors import ToolError
+from ..model import PatchFile
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .patch import unified_diff
 from .paths import ignores_case, path_subject, session_root
@@ -111,15 +112,15 @@ def _check(op: FileOp, open_target: Any) -> _Change:
     return change
 
 
-def _deleted(path: str, before: str) -> dict[str, Any]:
+def _deleted(path: str, before: str) -> PatchFile:
     """A patch removing ``path`` (``+++ /dev/null``, as ``patch -p1`` deletes a file)."""
     patch = unified_diff(path, before, "")
-    patch["diff"] = patch["diff"].replace(f"+++ b/{path}\n", "+++ /dev/null\n", 1)
+    patch.diff = patch.diff.replace(f"+++ b/{path}\n", "+++ /dev/null\n", 1)
     return patch
 
 
 def _write(ctx: ToolContext, changes: list[_Change]) -> ToolResult:
-    patches: list[dict[str, Any]] = []
+    patches: list[PatchFile] = []
     done: list[str] = []
     for c in changes:
         src = c.source
@@ -143,12 +144,12 @@ def _write(ctx: ToolContext, changes: list[_Change]) -> ToolResult:
             so_far = "; ".join(done) or "nothing"
             raise ToolError(f"Could not write {src.shown}: {exc.strerror or exc}. Already done "
                             f"before it: {so_far}.") from exc
-    title = ", ".join(p["path"] for p in patches[:3]) + (", …" if len(patches) > 3 else "")
+    title = ", ".join(p.path for p in patches[:3]) + (", …" if len(patches) > 3 else "")
     return ToolResult("Applied the patch: " + "; ".join(done) + ".", title=title,
-                      metadata={"patches": patches})
+                      changes=patches)
 
 
-def _save(ctx: ToolContext, file: Target, path: str, before: str | None, after: str) -> dict:
+def _save(ctx: ToolContext, file: Target, path: str, before: str | None, after: str) -> PatchFile:
     if file.fd is not None:
         return file.save(before, after)
     # a folder on the way is missing: made now, after every check passed (walked without links)

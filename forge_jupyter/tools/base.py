@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Event, Part, SessionInfo
+from ..model import Event, Part, PatchFile, SessionInfo
 from ..scrub import Scrubber
 from .permission import (
     ARGUMENT_KINDS,
@@ -32,9 +32,13 @@ if TYPE_CHECKING:  # the services' types, named without importing the layers abo
 
 @dataclass
 class ToolResult:
+    """What a tool returns: the output the model reads, a title, the files it changed (the
+    Processor turns them into the step's PatchPart) and free-form metadata for the part."""
+
     output: str
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    changes: list[PatchFile] = field(default_factory=list)
 
 
 class PartWriter(Protocol):

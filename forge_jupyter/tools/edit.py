@@ -65,7 +65,7 @@ def edit(path: str, old_string: str, new_string: str, replace_all: bool = False,
             if old_string == "":
                 patch = file.save(None, new_string)
                 return ToolResult(f"Created {shown_path} ({changed(patch)}).", title=shown_path,
-                                  metadata={"patch": patch, "replacements": 0})
+                                  metadata={"replacements": 0}, changes=[patch])
             raise ToolError(f"{shown_path} does not exist. Use write to create it, or check the "
                             "path with list or glob.")
         if old_string == "":
@@ -99,7 +99,7 @@ def _replace(file: Target, before: str, old_string: str, new_string: str,
     n = len(lines) if replace_all else 1
     return ToolResult(f"Edited {shown_path}: replaced {n} occurrence{'s' if n > 1 else ''} "
                       f"({changed(patch)}).", title=shown_path,
-                      metadata={"patch": patch, "replacements": n})
+                      metadata={"replacements": n}, changes=[patch])
 
 
 def edit_tool() -> Tool:

@@ -1,9 +1,10 @@
-"""A file change as a unified diff: what write and edit put in ``metadata["patch"]``."""
+"""A file change as a unified diff: the PatchFile write, edit and apply_patch return."""
 
 from __future__ import annotations
 
 import difflib
-from typing import Any
+
+from ..model import PatchFile
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -14,8 +15,8 @@ def _lines(text: str) -> list[str]:
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def unified_diff(path: str, before: str | None, after: str) -> dict[str, Any]:
-    """``{"path", "diff", "additions", "deletions"}`` for ``path`` going from ``before`` to
+def unified_diff(path: str, before: str | None, after: str) -> PatchFile:
+    """The change of ``path`` going from ``before`` to
     ``after`` (``before=None``: the file was created). The diff applies with ``patch -p1``."""
     lines = difflib.unified_diff(
         _lines(before or ""), _lines(after),
@@ -31,4 +32,4 @@ def unified_diff(path: str, before: str | None, after: str) -> dict[str, Any]:
         if not line.endswith("\n"):
             line = line + "\n" + NO_NEWLINE
         out.append(line)
-    return {"path": path, "diff": "".join(out), "additions": additions, "deletions": deletions}
+    return PatchFile(path=path, diff="".join(out), additions=additions, deletions=deletions)

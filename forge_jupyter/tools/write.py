@@ -7,6 +7,7 @@ import stat
 from collections.abc import Iterator
 
 from ..errors import ToolError
+from ..model import PatchFile
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff
@@ -46,8 +47,8 @@ class Target:
         with open_entry(self.fd, self.name, self.shown) as f:
             return f.read()
 
-    def save(self, before: str | None, after: str) -> dict:
-        """Write ``after`` atomically; the change as a patch (``metadata["patch"]``)."""
+    def save(self, before: str | None, after: str) -> PatchFile:
+        """Write ``after`` atomically; the change as a patch."""
         assert self.fd is not None, "opened with create=True"
         try:
             replace_entry(self.fd, self.name, after.encode("utf-8"),
@@ -74,8 +75,8 @@ def target(ctx: ToolContext, tool: str, path: str, *, create: bool) -> Iterator[
         yield found
 
 
-def changed(patch: dict) -> str:
-    return f"+{patch['additions']} −{patch['deletions']} lines"
+def changed(patch: PatchFile) -> str:
+    return f"+{patch.additions} −{patch.deletions} lines"
 
 
 def write(path: str, content: str, *, ctx: ToolContext) -> ToolResult:
@@ -95,7 +96,7 @@ def write(path: str, content: str, *, ctx: ToolContext) -> ToolResult:
         output = f"{shown_path} already had this content; nothing changed."
     else:
         output = f"Overwrote {shown_path} ({changed(patch)})."
-    return ToolResult(output, title=shown_path, metadata={"patch": patch})
+    return ToolResult(output, title=shown_path, changes=[patch])
 
 
 def write_tool() -> Tool:

@@ -285,7 +285,7 @@ def test_a_tool_card_does_not_repeat_a_title_that_is_the_tools_name():
 
 
 def test_the_demo_models_quoted_tool_output_keeps_its_line_breaks():
-    from forge_jupyter.testing.demo import _fence
+    from forge_jupyter.demo.responder import _fence
 
     output = "df: DataFrame (3, 2)\nx: int = 3\n```\nnot the end"
     answer = assistant(part(TextPart, text=f"The `variables` tool returned:\n\n{_fence(output)}"),

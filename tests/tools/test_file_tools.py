@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter.errors import ToolError
+from forge_jupyter.model import PatchFile
 from forge_jupyter.tools.base import Tool, ToolContext, ToolResult
 from forge_jupyter.tools.edit import edit_tool
 from forge_jupyter.tools.glob import GlobPattern, glob_tool
@@ -286,9 +287,9 @@ def test_write_creates_a_file_and_its_patch_creates_it_too(root, ctx, tmp_path):
     assert (root / "pkg" / "new.py").stat().st_mode & 0o777 == 0o666 & ~umask
     assert [p.name for p in (root / "pkg").iterdir()] == ["new.py"]  # no temporary file left
     assert r.output == "Created pkg/new.py (2 lines)."
-    patch = r.metadata["patch"]
-    assert (patch["path"], patch["additions"], patch["deletions"]) == ("pkg/new.py", 2, 0)
-    applied = apply_patch(tmp_path, {}, patch["diff"])
+    patch = r.changes[0]
+    assert (patch.path, patch.additions, patch.deletions) == ("pkg/new.py", 2, 0)
+    applied = apply_patch(tmp_path, {}, patch.diff)
     assert (applied / "pkg" / "new.py").read_text() == "print('hi')\nx = 1"
 
 
@@ -300,7 +301,7 @@ def test_write_overwrites_and_reports_the_change(root, ctx, tmp_path):
     r = call("write", ctx, path="f.txt", content="a\nB\nc\nd\n")
     assert r.output == "Overwrote f.txt (+2 −1 lines)."
     assert (root / "f.txt").stat().st_mode & 0o777 == 0o640
-    applied = apply_patch(tmp_path, {"f.txt": before}, r.metadata["patch"]["diff"])
+    applied = apply_patch(tmp_path, {"f.txt": before}, r.changes[0].diff)
     assert (applied / "f.txt").read_text() == "a\nB\nc\nd\n"
     assert "is a directory" in refused("write", ctx, path=".", content="x")
 
@@ -313,8 +314,8 @@ def test_edit_replaces_one_exact_occurrence_and_its_patch_applies(root, ctx, tmp
     after = (root / "m.py").read_text()
     assert after == before.replace("    return 2", "    return 3\n    # done")
     assert r.output == "Edited m.py: replaced 1 occurrence (+2 −1 lines)."
-    assert r.metadata["patch"]["path"] == "m.py" and r.metadata["replacements"] == 1
-    applied = apply_patch(tmp_path, {"m.py": before}, r.metadata["patch"]["diff"])
+    assert r.changes[0].path == "m.py" and r.metadata["replacements"] == 1
+    applied = apply_patch(tmp_path, {"m.py": before}, r.changes[0].diff)
     assert (applied / "m.py").read_text() == after
 
 
@@ -335,7 +336,7 @@ def test_edit_ambiguous_names_the_lines_and_offers_replace_all(root, ctx):
     assert (root / "m.py").read_text() == "a = 0\nb = 0\nc = 1\nd = 0\n"
     r = call("edit", ctx, path="m.py", old_string="= 0", new_string="= 9", replace_all=True)
     assert (root / "m.py").read_text() == "a = 9\nb = 9\nc = 1\nd = 9\n"
-    assert r.metadata["replacements"] == 3 and r.metadata["patch"]["additions"] == 3
+    assert r.metadata["replacements"] == 3 and r.changes[0].additions == 3
 
 
 def test_edit_keeps_windows_line_endings(root, ctx):
@@ -346,7 +347,7 @@ def test_edit_keeps_windows_line_endings(root, ctx):
 
 def test_edit_with_an_empty_old_string_creates_a_new_file_only(root, ctx):
     r = call("edit", ctx, path="new.txt", old_string="", new_string="hello\n")
-    assert (root / "new.txt").read_text() == "hello\n" and r.metadata["patch"]["additions"] == 1
+    assert (root / "new.txt").read_text() == "hello\n" and r.changes[0].additions == 1
     assert "already exists" in refused("edit", ctx, path="new.txt", old_string="", new_string="x")
 
 
@@ -357,7 +358,7 @@ def test_edit_refuses_files_that_are_not_utf8(root, ctx):
 
 def test_unified_diff_counts_lines_that_look_like_headers():
     d = unified_diff("x.txt", "--- a\n", "+++ b\n")
-    assert (d["additions"], d["deletions"]) == (1, 1)
-    assert d["diff"].splitlines()[:2] == ["--- a/x.txt", "+++ b/x.txt"]
-    assert unified_diff("x.txt", "same\n", "same\n") == {
-        "path": "x.txt", "diff": "", "additions": 0, "deletions": 0}
+    assert (d.additions, d.deletions) == (1, 1)
+    assert d.diff.splitlines()[:2] == ["--- a/x.txt", "+++ b/x.txt"]
+    assert unified_diff("x.txt", "same\n", "same\n") == PatchFile(**{
+        "path": "x.txt", "diff": "", "additions": 0, "deletions": 0})

@@ -1,7 +1,8 @@
 """Render a Turn as provider wire format: OpenAI chat-completion chunks or Anthropic message events.
 
 `stream()` yields what the HTTP handler does, in order: bytes (one SSE event to write and flush),
-Delay (sleep) or Drop (close the socket). `complete()` builds the non-streaming JSON body.
+or an event of the turn that is not text, reasoning or a tool call, for the server to act on (a
+test server's pause or dropped connection). `complete()` builds the non-streaming JSON body.
 """
 
 from __future__ import annotations
@@ -11,21 +12,12 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from forge_jupyter.testing.sse import Protocol
-from forge_jupyter.testing.turns import (
-    Delay,
-    Drop,
-    Reasoning,
-    Text,
-    ToolCall,
-    Turn,
-    Usage,
-)
+from .turn import Protocol, Reasoning, Text, ToolCall, Turn, Usage
 
 if TYPE_CHECKING:
-    from forge_jupyter.testing.server import RecordedRequest
+    from .server import RecordedRequest
 
-Action = bytes | Delay | Drop
+Action = bytes | object  # an SSE event to write, or an event the server acts on
 
 FAKE_SIGNATURE = "ZmFrZS1zaWduYXR1cmU="  # base64("fake-signature"): Anthropic always sends one
 
@@ -261,11 +253,8 @@ def stream(turn: Turn, request: RecordedRequest) -> Iterator[Action]:
             id_ = tool_call_id(ev, request.protocol, request.index, tools)
             yield from enc.tool_call(tools, id_, ev.name, ev.pieces())
             tools += 1
-        elif isinstance(ev, Delay):
+        else:  # the server's own (a pause, a drop): it stops reading here if it must
             yield ev
-        elif isinstance(ev, Drop):
-            yield ev
-            return
     yield from enc.end(turn.finish_reason)
 
 

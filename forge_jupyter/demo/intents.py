@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from forge_jupyter.testing.demo_reading import IDENTIFIER, Frame
+from .reading import IDENTIFIER, Frame
 
 Kind = Literal["inventory", "chart", "missing", "shape", "describe", "counts", "head", "top",
                "aggregate", "columns"]

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from forge_jupyter.testing.demo_intents import choose_frame, classify, names_in_backticks
-from forge_jupyter.testing.demo_plans import Plan, code, listing, plan_for
-from forge_jupyter.testing.demo_reading import (
+from .intents import choose_frame, classify, names_in_backticks
+from .plans import Plan, code, listing, plan_for
+from .reading import (
     Conversation,
     Frame,
     ToolStep,
@@ -26,10 +26,10 @@ from forge_jupyter.testing.demo_reading import (
     read_conversation,
     string_parameter,
 )
-from forge_jupyter.testing.turns import Event, Turn, text, tool_call
+from .turn import Event, Turn, text, tool_call
 
 if TYPE_CHECKING:
-    from forge_jupyter.testing.server import RecordedRequest
+    from .server import RecordedRequest
 
 ANNOUNCEMENT = "I'm the offline demo model (no API key was found), so I answer by simple rules."
 HINT = ("Set OPENAI_API_KEY or ANTHROPIC_API_KEY (or choose a model with `Forge.model`, or start "

@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from forge_jupyter.testing.demo_intents import FUNC_WORDS, Intent, columns_named
-from forge_jupyter.testing.demo_reading import Frame, read_pairs, read_table, total_rows
+from .intents import FUNC_WORDS, Intent, columns_named
+from .reading import Frame, read_pairs, read_table, total_rows
 
 MAX_LISTED = 20  # columns or groups named in a sentence
 NO_VALUE = ("", "NaN", "None", "<NA>", "NaT")  # how an empty aggregate prints
