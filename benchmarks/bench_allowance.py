@@ -23,11 +23,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from forge_jupyter import llm  # noqa: E402
 from forge_jupyter.bus import Bus  # noqa: E402
-from forge_jupyter.model import Message, SessionInfo, Tokens, ToolPart  # noqa: E402
+from forge_jupyter.messages import Message, SessionInfo, Tokens, ToolPart  # noqa: E402
 from forge_jupyter.scrub import valid_data  # noqa: E402
 from forge_jupyter.session.allowance import Allowance  # noqa: E402
+from forge_jupyter.session.checkpoints import SharedCommit  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
-from forge_jupyter.session.durable import SharedCommit  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.step_cap import Spending  # noqa: E402
 from forge_jupyter.session.tool_call import run_call, run_calls  # noqa: E402

@@ -36,7 +36,7 @@ from forge_jupyter import (
     llm,  # noqa: E402
 )
 from forge_jupyter.bus import Bus  # noqa: E402
-from forge_jupyter.model import Message, SessionInfo, TextPart, Tokens  # noqa: E402
+from forge_jupyter.messages import Message, SessionInfo, TextPart, Tokens  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.writer import Writer  # noqa: E402
@@ -46,7 +46,7 @@ from forge_jupyter.testing import FakeModelServer, Turn, text, tool_call  # noqa
 from forge_jupyter.tools.base import tool_from_function  # noqa: E402
 
 try:
-    from forge_jupyter.session import durable  # noqa: E402
+    from forge_jupyter.session import checkpoints as durable  # noqa: E402
 except ImportError:  # a tree from before the checkpoints, for before/after figures
     durable = None
 

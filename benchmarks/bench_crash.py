@@ -39,7 +39,7 @@ from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from forge_jupyter import Forge, llm  # noqa: E402
 from forge_jupyter.bus import PartDelta, PartUpdated  # noqa: E402
 from forge_jupyter.errors import SessionBusy  # noqa: E402
-from forge_jupyter.session import durable  # noqa: E402
+from forge_jupyter.session import checkpoints as durable  # noqa: E402
 from forge_jupyter.testing import FakeModelServer, Turn, reasoning, text, tool_call  # noqa: E402
 
 THOUGHT = "".join(f"step{i} " for i in range(80))  # ~520 characters, 65 pieces: ~0.6 s

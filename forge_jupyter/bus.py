@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Event, Message, Part, SessionInfo
+from .messages import Event, Message, Part, SessionInfo
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from forge_jupyter.model import (
+from forge_jupyter.messages import (
     CompactionPart,
     Event,
     Message,

@@ -137,13 +137,13 @@ def test_a_name_read_back_from_the_package_init_closes_a_cycle(tmp_path):
 
 
 def test_a_lazy_import_through_a_package_init_closes_a_cycle(tmp_path):
-    # The shape of model.py's old lazy `from .render import message_html`.
+    # The shape of messages.py's old lazy `from .render import message_html`.
     pkg = _package(tmp_path, {
         "__init__.py": "",
-        "model.py": "class M:\n    def html(self):\n        from .render.num import f\n",
+        "messages.py": "class M:\n    def html(self):\n        from .render.num import f\n",
         "render/__init__.py": "from .record import html\n",
         "render/num.py": "f = 1\n",
-        "render/record.py": "from ..model import M\nhtml = M\n",
+        "render/record.py": "from ..messages import M\nhtml = M\n",
     })
     assert _cycles(_graph(pkg)) == [["pkg.model", "pkg.render", "pkg.render.record"]]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Tokens
+from ..messages import Tokens
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import Tokens
+from ..messages import Tokens
 from .loading import litellm
 
 # The rule of thumb where no tokenizer answers: about four characters a token.

@@ -183,7 +183,7 @@ class TextPrinter:
         if row.get("role") == "user":
             self.user_messages.add(row["id"])
             return
-        from ..model import STATUS_WORDS  # lazily: the printer starts before pydantic loads
+        from ..messages import STATUS_WORDS  # lazily: the printer starts before pydantic loads
 
         status = row.get("status")
         key = f"status:{row['id']}"
@@ -233,7 +233,7 @@ class TextPrinter:
         if state == "running":
             self.line(f"▸ {name} running")
         elif state == "completed":
-            from ..model import duration
+            from ..messages import duration
 
             d = duration(p)
             self.line(f"✓ {name} completed" + (f" in {seconds(d)}" if d is not None else ""))

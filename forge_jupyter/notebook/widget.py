@@ -38,7 +38,7 @@ import anywidget
 import traitlets
 
 from . import answering, panel, saved_note, text_printer, widget_code
-from .later import Later, call_later
+from .loop_calls import Later, call_later
 from .turn_state import Pending, TurnState, event_types
 
 log = logging.getLogger(__name__)

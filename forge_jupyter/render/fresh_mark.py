@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import Message
+from ..messages import Message
 
 
 def idle_words(seconds: float) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..amounts import money, seconds
 
 if TYPE_CHECKING:
-    from ..model import Tokens
+    from ..messages import Tokens
 
 __all__ = ["money", "seconds", "usage"]
 

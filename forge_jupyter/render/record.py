@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from ..model import (
+from ..messages import (
     STATUS_WORDS,
     AgentPart,
     CompactionPart,

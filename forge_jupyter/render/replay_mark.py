@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from ..messages import Message
 from ..metadata_facts import ReplayMark
-from ..model import Message
 
 
 def recorded_words(mark: ReplayMark | None) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..bus import ApprovalAnswered, ApprovalRequested, Bus
 from ..ids import new_id
-from ..model import now
+from ..messages import now
 from ..tools.permission import Rule
 from .waiting import Waiting
 

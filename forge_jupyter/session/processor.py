@@ -21,7 +21,7 @@ from typing import Literal
 
 from .. import llm
 from ..bus import SessionStatus
-from ..model import (
+from ..messages import (
     ErrorInfo,
     Message,
     PatchPart,
@@ -35,8 +35,8 @@ from ..model import (
     now,
 )
 from ..tools.arguments import parse_arguments
+from .checkpoints import Checkpoints, SharedCommit
 from .context import RunContext
-from .durable import Checkpoints, SharedCommit
 from .recovery import close_open_parts
 from .retry import classify, describe, describe_credentials, retry_after
 from .server_parts import ServerParts

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..model import Event, Message, Part, ReasoningPart, TextPart, ToolPart, now
+from ..messages import Event, Message, Part, ReasoningPart, TextPart, ToolPart, now
 from ..store.base import Store
 from ..store.ops import Op, PutEvent, PutMessage, PutPart
 from . import runner

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..ids import new_id
-from ..metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
-from ..model import (
+from ..messages import (
     ErrorInfo,
     Event,
     Message,
@@ -39,6 +38,7 @@ from ..model import (
     now,
     part_from_json,
 )
+from ..metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
 from ..tools.permission import Rule
 from .context import RunContext
 from .host import SessionHandle

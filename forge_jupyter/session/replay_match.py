@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..messages import Message, TextPart
 from ..metadata_facts import ReplayMark
-from ..model import Message, TextPart
 from ..store.base import Store, encode_cursor
 from .view import is_person_turn
 

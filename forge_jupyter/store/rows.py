@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from ..model import (
+from ..messages import (
     TERMINAL_TOOL_STATES,
     Event,
     Message,

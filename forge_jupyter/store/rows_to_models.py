@@ -29,7 +29,7 @@ from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from ..model import ErrorInfo, Message, Part, Tokens
+from ..messages import ErrorInfo, Message, Part, Tokens
 
 _new = object.__new__
 _set = object.__setattr__

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..model import PatchFile
+from ..messages import PatchFile
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

@@ -6,7 +6,7 @@ text — ``EXPLAIN ANALYZE COPY …`` and ``WITH x AS (COPY …)`` are refused),
 nothing can be written whatever the text says (store/sandbox.py, ``locked_connection``): a
 DuckDB instance of its own, holding the namespace's DataFrames (pandas, polars, Arrow) under
 their variable names, that may read exactly the files the query names and nothing else. On
-Linux it runs in a thread that Landlock forbids to write any file (tools/nowrite.py), so even
+Linux it runs in a thread that Landlock forbids to write any file (tools/confined.py), so even
 the files it reads cannot be overwritten. The instance is sized for a kernel — 1 GiB of memory
 (a quarter of RAM where that is less), two threads, nothing spilled to disk — and the call's
 timeout or Stop interrupts the query where it runs, so no work outlives the call.
@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import ToolError
 from ..store.query.check import Checked, ReadOnlySQL, check_select, nodes
 from .base import Tool, ToolContext, ToolResult
-from .nowrite import confined
+from .confined import confined
 from .paths import locate
 from .reach import Fence, approve, check, fence_of, walk
 from .threads import Stop

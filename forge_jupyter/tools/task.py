@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ToolError
-from ..model import SubtaskPart
+from ..messages import SubtaskPart
 from .base import Tool, ToolContext, ToolResult
 from .permission import Rule
 

@@ -7,7 +7,7 @@ Run in the event loop's default executor, such a thread holds one of its few wor
 So every tool's blocking work runs here instead:
 
 - one fresh daemon thread per call (a thread that never returns must not hold a reusable
-  worker, and Landlock's write ban, tools/nowrite.py, needs a thread of its own);
+  worker, and Landlock's write ban, tools/confined.py, needs a thread of its own);
 - at most ``MAX_RUNNING`` at once in the process; more calls wait their turn (the wait counts
   against their timeout);
 - when the call ends early (its timeout, Stop) its ``Stop`` is set: the tool's ways to stop

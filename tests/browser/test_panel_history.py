@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter import Forge
-from forge_jupyter.model import Message, SessionInfo, TextPart, now
+from forge_jupyter.messages import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.prompt import run_sync
 from forge_jupyter.session.replay import replay_async
 from forge_jupyter.session.replay_match import find_recording

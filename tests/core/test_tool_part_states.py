@@ -2,7 +2,7 @@
 
 import pytest
 
-from forge_jupyter.model import ToolPart
+from forge_jupyter.messages import ToolPart
 
 
 def call() -> ToolPart:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_jupyter.model import Message, SessionInfo, TextPart, now
+from forge_jupyter.messages import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.view import load_turn
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.inmemory.store import MemoryStore

@@ -4,10 +4,10 @@ before read back the same, and what is written now is the same JSON."""
 
 from __future__ import annotations
 
+from forge_jupyter.messages import Message, SessionInfo, ToolPart
 from forge_jupyter.metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
-from forge_jupyter.model import Message, SessionInfo, ToolPart
 from forge_jupyter.render.replay_mark import message_replay_line, replay_line
-from forge_jupyter.store.duckdb import DuckDBStore
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 OLD_MARK = {"original": "msg_0001", "recorded_at": 1796068860.0, "model": "openai/gpt-4o-mini",

@@ -14,13 +14,13 @@ import sys
 
 import pytest
 
-from forge_jupyter.model import SessionInfo
+from forge_jupyter.messages import SessionInfo
 from forge_jupyter.store.postgres.schema import migrate
 from forge_jupyter.store.postgres.store import PostgresStore
 
 WORKER = """
 import sys
-from forge_jupyter.model import Message, SessionInfo, TextPart, StepFinishPart, now
+from forge_jupyter.messages import Message, SessionInfo, TextPart, StepFinishPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.postgres.store import PostgresStore
 

@@ -209,7 +209,7 @@ def test_below_the_check_the_connection_cannot_overwrite_what_it_reads(tmp_path)
     import duckdb
 
     from forge_jupyter.store.query.sandbox import locked_connection
-    from forge_jupyter.tools.nowrite import abi_version, confined
+    from forge_jupyter.tools.confined import abi_version, confined
 
     victim = tmp_path / "data.csv"
     victim.write_text(ORIGINAL)
@@ -242,7 +242,7 @@ def test_below_the_check_the_connection_cannot_overwrite_what_it_reads(tmp_path)
 
 
 def test_a_completed_call_records_whether_the_os_forbade_writes(make_forge, server, tmp_path):
-    from forge_jupyter.tools.nowrite import abi_version
+    from forge_jupyter.tools.confined import abi_version
 
     server.add(Turn([tool_call("sql", {"query": "SELECT 41 + 1 AS answer"})]), Turn.text("42"))
     forge = make_forge(builtin_tools=True, root=tmp_path)

@@ -17,7 +17,7 @@ import asyncio
 import logging
 
 from ..errors import LeaseLost
-from ..model import ReasoningPart, TextPart
+from ..messages import ReasoningPart, TextPart
 from .writer import Writer
 
 log = logging.getLogger(__name__)
