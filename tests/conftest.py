@@ -16,6 +16,30 @@ pytest_plugins = ["forge_jupyter.testing.fixtures", "tests.pg_cluster"]
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 
+# Tests that start or need the throwaway PostgreSQL cluster without asking for its fixture.
+POSTGRES_MODULES = {"test_pg_cluster.py"}
+
+
+def needs_postgres(item: pytest.Item) -> bool:
+    """The test uses the run's PostgreSQL cluster: through a fixture, as the ``postgres``
+    parameter of a backend (tests/contract), or by starting clusters of its own."""
+    if "pg_cluster" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "postgres" in callspec.params.values():
+        return True
+    return item.path.name in POSTGRES_MODULES
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``browser`` and ``postgres`` markers by the fixtures a test needs, so the inner loop
+    (docs/testing.md) deselects them without every module having to say so."""
+    for item in items:
+        if {"lab_server", "browser"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)  # tests/browser/conftest.py
+        if needs_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def memory_out_of_the_tree(tmp_path_factory):

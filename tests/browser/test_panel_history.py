@@ -97,7 +97,7 @@ def write_cited(store: DuckDBStore) -> str:
 
 @pytest.fixture(scope="module")
 def stored(lab, model_server) -> Stored:
-    db = lab.root.parent / "forge.duckdb"  # the file the lab's server and kernels use
+    db = lab.db  # the file the lab's server and kernels use
     out = Stored()
     store = DuckDBStore(db)
     for i in range(FILLERS):
