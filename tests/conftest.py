@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -39,6 +41,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)  # tests/browser/conftest.py
         if needs_postgres(item):
             item.add_marker(pytest.mark.postgres)
+
+
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
+
+
+@pytest.fixture(autouse=True)
+def no_event_loop_left_running(request: pytest.FixtureRequest) -> None:
+    """A test outside tests/browser starts with no asyncio loop marked running in the main
+    thread. Sync Playwright leaves one marked for as long as it lives, so its fixtures are
+    scoped to tests/browser (its conftest.py); this says so plainly instead of letting a
+    later ``asyncio.run()`` fail with "cannot be called from a running event loop"."""
+    loop = asyncio._get_running_loop()
+    if loop is not None and BROWSER_TESTS not in request.node.path.parents:
+        pytest.fail(f"an asyncio loop is still marked running in the main thread ({loop!r}): "
+                    "a fixture that outlives its package left it (sync Playwright does, so "
+                    "keep browser fixtures scope='package' in tests/browser/conftest.py)")
 
 
 @pytest.fixture(scope="session", autouse=True)

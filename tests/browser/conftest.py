@@ -1,5 +1,11 @@
-"""One JupyterLab server, one headless Chromium and one fake model server for the whole run
-(starting them was most of this folder's time: a Lab and a Chromium per module before).
+"""One JupyterLab server, one headless Chromium and one fake model server for this folder
+(starting them was most of its time: a Lab and a Chromium per module before).
+
+They are package-scoped, not session-scoped: sync Playwright marks its asyncio loop as
+running in the main thread for as long as it lives (playwright/_impl/_greenlets.py), so a
+later test's ``asyncio.run()`` would fail with "cannot be called from a running event
+loop". Pytest stops them when the run leaves tests/browser, which clears the mark;
+tests/conftest.py fails any test outside this folder that still sees a loop running.
 
 Each test module still starts from what it had with a server of its own: its own folder
 under the Lab's root (``lab.root``: its notebooks, its kernels' working directory), an empty
@@ -45,7 +51,7 @@ def ensure_chromium() -> str | None:
     return None if os.path.exists(CHROMIUM) else "apt-get installed chromium but not at /usr/bin/chromium"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def model_server() -> Iterator[FakeModelServer]:
     with FakeModelServer() as server:
         yield server
@@ -65,7 +71,7 @@ def script(model_server: FakeModelServer) -> FakeModelServer:
     return model_server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab_server(model_server: FakeModelServer,
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The run's JupyterLab; test modules use it through ``lab`` (their own folder)."""
@@ -80,7 +86,7 @@ def lab(lab_server: Lab, request: pytest.FixtureRequest) -> Lab:
     return module_lab(lab_server, request.module.__name__.rsplit(".", 1)[-1])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     why = ensure_chromium()
     if why is not None:
