@@ -274,3 +274,11 @@ class NotebookPage:
     def screenshot(self, name: str) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def set_theme(page: Any, name: str, light: bool) -> None:
+    """Switch JupyterLab's theme (``JupyterLab Light``/``JupyterLab Dark``) as its command
+    palette would, and wait until the page has restyled."""
+    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
+    page.wait_for_timeout(500)  # the theme's CSS is applied after the flag flips
