@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -15,6 +17,46 @@ from forge_jupyter.session.retry import RetryPolicy
 pytest_plugins = ["forge_jupyter.testing.fixtures", "tests.pg_cluster"]
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+# Tests that start or need the throwaway PostgreSQL cluster without asking for its fixture.
+POSTGRES_MODULES = {"test_pg_cluster.py"}
+
+
+def needs_postgres(item: pytest.Item) -> bool:
+    """The test uses the run's PostgreSQL cluster: through a fixture, as the ``postgres``
+    parameter of a backend (tests/contract), or by starting clusters of its own."""
+    if "pg_cluster" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "postgres" in callspec.params.values():
+        return True
+    return item.path.name in POSTGRES_MODULES
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``browser`` and ``postgres`` markers by the fixtures a test needs, so the inner loop
+    (docs/testing.md) deselects them without every module having to say so."""
+    for item in items:
+        if {"lab_server", "browser"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)  # tests/browser/conftest.py
+        if needs_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+
+
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
+
+
+@pytest.fixture(autouse=True)
+def no_event_loop_left_running(request: pytest.FixtureRequest) -> None:
+    """A test outside tests/browser starts with no asyncio loop marked running in the main
+    thread. Sync Playwright leaves one marked for as long as it lives, so its fixtures are
+    scoped to tests/browser (its conftest.py); this says so plainly instead of letting a
+    later ``asyncio.run()`` fail with "cannot be called from a running event loop"."""
+    loop = asyncio._get_running_loop()
+    if loop is not None and BROWSER_TESTS not in request.node.path.parents:
+        pytest.fail(f"an asyncio loop is still marked running in the main thread ({loop!r}): "
+                    "a fixture that outlives its package left it (sync Playwright does, so "
+                    "keep browser fixtures scope='package' in tests/browser/conftest.py)")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -26,7 +26,9 @@ Used from any test folder through the root conftest (``pytest_plugins``)::
         app = pg_database.create_app_role()       # the store's login role
         store = PostgresStore(app.dsn, ...)       # after the owner made the schema
 
-or session-wide ``pg_cluster.create_database()`` for a module's own database.
+or session-wide ``pg_cluster.create_database()`` for a module's own database. A test that only
+needs a migrated, empty database takes ``pg_empty`` — ``(db, app)`` of the run's one database,
+its tables emptied before the test — instead of paying a ``CREATE DATABASE`` and a migration.
 """
 
 from __future__ import annotations
@@ -351,6 +353,38 @@ def pg_cluster() -> Iterator[PgCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+def empty_tables(owner_dsn: str) -> None:
+    """Every table of the database's schema emptied but ``forge_schema`` (the migration stays
+    applied); a lock left by a store that did not close fails here in seconds, not hangs."""
+    import psycopg
+
+    with psycopg.connect(owner_dsn, autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema() "
+            "AND tablename <> 'forge_schema' ORDER BY tablename")]
+        conn.execute("SET lock_timeout = '10s'")
+        conn.execute(f"TRUNCATE {', '.join(tables)}")  # type: ignore[arg-type]  # catalogue names
+
+
+@pytest.fixture(scope="session")
+def pg_shared(pg_cluster: PgCluster) -> tuple[PgDatabase, AppRole]:
+    """The run's one migrated database and the application role its stores log in as."""
+    from forge_jupyter.store.postgres.schema import migrate
+
+    db = pg_cluster.create_database("forge_shared")
+    app = db.create_app_role("forge_shared_app")
+    migrate(db.owner_dsn, (app.name,))
+    return db, app
+
+
+@pytest.fixture
+def pg_empty(pg_shared: tuple[PgDatabase, AppRole]) -> tuple[PgDatabase, AppRole]:
+    """The run's migrated database with every table empty, as a fresh one would be (TRUNCATE
+    takes milliseconds; ``CREATE DATABASE`` and the migration took a second or more)."""
+    empty_tables(pg_shared[0].owner_dsn)
+    return pg_shared
 
 
 @pytest.fixture

@@ -187,6 +187,16 @@ class FakeModelServer(_demo.DemoServer):
             self._script.clear()
         return self
 
+    def reset(self) -> FakeModelServer:
+        """As if new: no script entry left and no request recorded (thread-safe), for a server
+        that outlives one test module (one per run, shared by the browser tests)."""
+        with self._lock:
+            self._script.clear()
+            self._requests.clear()
+        self.embedding_requests.clear()
+        self.embedding_status, self.model_list_requests, self.models_status = 200, 0, 200
+        return self
+
     @property
     def remaining(self) -> int:
         """Script entries not consumed yet."""

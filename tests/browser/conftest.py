@@ -1,5 +1,18 @@
-"""One JupyterLab server and one headless Chromium for the module; a fake model server that
-the kernels reach over loopback (FORGE_API_BASE), scripted by each test before it runs cells.
+"""One JupyterLab server, one headless Chromium and one fake model server for this folder
+(starting them was most of its time: a Lab and a Chromium per module before).
+
+They are package-scoped, not session-scoped: sync Playwright marks its asyncio loop as
+running in the main thread for as long as it lives (playwright/_impl/_greenlets.py), so a
+later test's ``asyncio.run()`` would fail with "cannot be called from a running event
+loop". Pytest stops them when the run leaves tests/browser, which clears the mark;
+tests/conftest.py fails any test outside this folder that still sees a loop running.
+
+Each test module still starts from what it had with a server of its own: its own folder
+under the Lab's root (``lab.root``: its notebooks, its kernels' working directory), an empty
+store (the DuckDB file the kernels and the REST API share is deleted when a module starts,
+its kernels shut down), no kernel running, and an empty script on the model server. The
+kernels reach the model server over loopback (FORGE_API_BASE); each test scripts it before
+it runs cells.
 
 Chromium is Debian's /usr/bin/chromium (installed with apt-get when missing and possible),
 never Playwright's download.
@@ -7,23 +20,17 @@ never Playwright's download.
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forge_jupyter.testing import FakeModelServer
 from tests.browser.kernel_frontend import kernel_env
-from tests.browser.lab_helpers import ARTIFACTS, Lab
+from tests.browser.lab_helpers import ARTIFACTS, Lab, module_lab, running_lab
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -44,88 +51,42 @@ def ensure_chromium() -> str | None:
     return None if os.path.exists(CHROMIUM) else "apt-get installed chromium but not at /usr/bin/chromium"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def model_server() -> Iterator[FakeModelServer]:
     with FakeModelServer() as server:
         yield server
 
 
+@pytest.fixture(scope="module", autouse=True)
+def module_model_server(model_server: FakeModelServer) -> FakeModelServer:
+    """A module starts with no turn scripted and no request recorded by another module."""
+    model_server.reset()
+    return model_server
+
+
 @pytest.fixture
 def script(model_server: FakeModelServer) -> FakeModelServer:
-    """The module's fake model server with an empty script (a failed test leaves no turns)."""
+    """The run's fake model server with an empty script (a failed test leaves no turns)."""
     model_server.clear()
     return model_server
 
 
-TREE_LABEXTENSION = Path(__file__).resolve().parents[2] / "forge_jupyter" / "labextension"
-
-
-def tree_labextension(base: Path) -> dict[str, str]:
-    """JUPYTER_PATH putting this tree's built labextension before an installed one, so the page
-    runs the front end of the code under test (a worktree, an edit not yet installed)."""
-    if not (TREE_LABEXTENSION / "package.json").exists():
-        return {}
-    found = base / "jupyter-path" / "labextensions"
-    found.mkdir(parents=True)
-    (found / "forge-jupyter").symlink_to(TREE_LABEXTENSION, target_is_directory=True)
-    path = os.pathsep.join(p for p in (str(base / "jupyter-path"), os.environ.get("JUPYTER_PATH")) if p)
-    return {"JUPYTER_PATH": path}
-
-
-@pytest.fixture(scope="module")
-def lab(model_server: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+@pytest.fixture(scope="package")
+def lab_server(model_server: FakeModelServer,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The run's JupyterLab; test modules use it through ``lab`` (their own folder)."""
     base = tmp_path_factory.mktemp("lab")
-    root = base / "root"
-    root.mkdir()
-    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    token, port = secrets.token_hex(16), free_port()
-    env = {**os.environ, **kernel_env(model_server, base),
-           "JUPYTER_CONFIG_DIR": str(base / "config"),
-           "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-           "JUPYTER_RUNTIME_DIR": str(base / "runtime")}
-    env.pop("FORGE_WIDGET", None)
-    env.update(tree_labextension(base))
-    log = open(base / "jupyterlab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
-         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--ServerApp.root_dir={root}"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = Lab(root, port, token, proc)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            server.api("/api/status")
-            break
-        except Exception:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
-            time.sleep(0.25)
-    yield server
-    try:
-        server.shutdown_kernels()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with running_lab(kernel_env(model_server, base), base) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
+def lab(lab_server: Lab, request: pytest.FixtureRequest) -> Lab:
+    """The run's JupyterLab from this module's own folder, with an empty store and no kernel."""
+    return module_lab(lab_server, request.module.__name__.rsplit(".", 1)[-1])
+
+
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     why = ensure_chromium()
     if why is not None:

@@ -4,9 +4,15 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 import subprocess
+import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +53,42 @@ def forge_cell(prompt: str, options: str = "") -> str:
 
 
 class Lab:
-    """A running JupyterLab: its URL, its root folder, and notebook helpers."""
+    """A running JupyterLab as one test module sees it: the server's URL, and the module's own
+    folder under the server's root (``root``), where its notebooks, their kernels' working
+    directory and the files the kernels write live.
 
-    def __init__(self, root: Path, port: int, token: str, proc: subprocess.Popen) -> None:
-        self.root, self.port, self.token, self.proc = root, port, token, proc
+    One server serves the whole run (tests/browser/conftest.py); ``base`` holds what is the
+    server's, not the module's: its config (``config_dir``) and the store file its kernels
+    and its REST API share (``db``).
+    """
+
+    def __init__(self, root: Path, port: int, token: str, proc: subprocess.Popen,
+                 base: Path | None = None, folder: str = "") -> None:
+        self.port, self.token, self.proc = port, token, proc
+        self.server_root, self.folder = root, folder
+        self.root = root / folder if folder else root
+        self.base = base if base is not None else root.parent
         self.url = f"http://127.0.0.1:{port}"
+
+    @property
+    def db(self) -> Path:
+        """The DuckDB file of the server's kernels and of its history API (FORGE_DB)."""
+        return self.base / "forge.duckdb"
+
+    @property
+    def config_dir(self) -> Path:
+        """The server's JUPYTER_CONFIG_DIR (labconfig/page_config.json is read per page)."""
+        return self.base / "config"
+
+    def in_folder(self, folder: str) -> Lab:
+        """The same server seen from ``folder`` under its root (made if missing)."""
+        view = Lab(self.server_root, self.port, self.token, self.proc, self.base, folder)
+        view.root.mkdir(parents=True, exist_ok=True)
+        return view
+
+    def path(self, name: str) -> str:
+        """``name`` (in this module's folder) as the server's URLs and APIs name it."""
+        return f"{self.folder}/{name}" if self.folder else name
 
     def api(self, path: str, method: str = "GET") -> Any:
         req = urllib.request.Request(f"{self.url}{path}", method=method,
@@ -80,6 +117,87 @@ class Lab:
                 pass
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+TREE_LABEXTENSION = Path(__file__).resolve().parents[2] / "forge_jupyter" / "labextension"
+
+
+def tree_labextension(base: Path) -> dict[str, str]:
+    """JUPYTER_PATH putting this tree's built labextension before an installed one, so the page
+    runs the front end of the code under test (a worktree, an edit not yet installed)."""
+    if not (TREE_LABEXTENSION / "package.json").exists():
+        return {}
+    found = base / "jupyter-path" / "labextensions"
+    found.mkdir(parents=True)
+    (found / "forge-jupyter").symlink_to(TREE_LABEXTENSION, target_is_directory=True)
+    path = os.pathsep.join(p for p in (str(base / "jupyter-path"), os.environ.get("JUPYTER_PATH")) if p)
+    return {"JUPYTER_PATH": path}
+
+
+@contextmanager
+def running_lab(kernel_env: dict[str, str], base: Path) -> Iterator[Lab]:
+    """A JupyterLab server in ``base`` (its root, config, settings, runtime and log there),
+    its kernels started with ``kernel_env``; stopped at the end."""
+    root = base / "root"
+    root.mkdir()
+    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    token, port = secrets.token_hex(16), free_port()
+    env = {**os.environ, **kernel_env,
+           "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime")}
+    env.pop("FORGE_WIDGET", None)
+    env.update(tree_labextension(base))
+    log = open(base / "jupyterlab.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--ServerApp.root_dir={root}"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Lab(root, port, token, proc, base)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            server.api("/api/status")
+            break
+        except Exception:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
+            time.sleep(0.25)
+    try:
+        yield server
+    finally:
+        try:
+            server.shutdown_kernels()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+
+
+def module_lab(server: Lab, folder: str) -> Lab:
+    """The run's Lab for a test module starting: no kernel running, an empty store (the
+    kernels and the REST API open the file per operation, so deleting it between modules is
+    safe), and ``folder`` under the root as the module's own ("" for the root itself)."""
+    server.shutdown_kernels()
+    for leftover in (server.db, server.db.with_name(server.db.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    return server.in_folder(folder)
+
+
 class NotebookPage:
     def __init__(self, page: Any, lab: Lab, name: str) -> None:
         self.page, self.lab, self.name = page, lab, name
@@ -87,8 +205,8 @@ class NotebookPage:
     # -- opening and running ---------------------------------------------------------------
 
     def open(self) -> NotebookPage:
-        workspace = Path(self.name).stem
-        self.page.goto(f"{self.lab.url}/lab/workspaces/{workspace}/tree/{self.name}"
+        workspace = "-".join(filter(None, [self.lab.folder, Path(self.name).stem]))
+        self.page.goto(f"{self.lab.url}/lab/workspaces/{workspace}/tree/{self.lab.path(self.name)}"
                        f"?reset&token={self.lab.token}")
         self.page.wait_for_function(
             f"""() => {{
@@ -156,3 +274,11 @@ class NotebookPage:
     def screenshot(self, name: str) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def set_theme(page: Any, name: str, light: bool) -> None:
+    """Switch JupyterLab's theme (``JupyterLab Light``/``JupyterLab Dark``) as its command
+    palette would, and wait until the page has restyled."""
+    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
+    page.wait_for_timeout(500)  # the theme's CSS is applied after the flag flips

@@ -1,6 +1,6 @@
 """The live widget in Jupyter Notebook 7 (not only JupyterLab), in a real browser.
 
-With the ``notebook`` package installed, the module's JupyterLab server (the ``lab`` fixture)
+With the ``notebook`` package installed, the run's JupyterLab server (the ``lab`` fixture)
 also serves the Notebook 7 UI at ``/notebooks/<path>``. That page does not expose its app object
 (``--LabApp.expose_app_in_browser`` is JupyterLab's flag, not ``JupyterNotebookApp``'s), so this
 test drives it as a user would: the Run menu, and the DOM for the cell's state and outputs.
@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
-from tests.browser.lab_helpers import ARTIFACTS, Lab
+from tests.browser.kernel_frontend import kernel_env
+from tests.browser.lab_helpers import ARTIFACTS, Lab, running_lab
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +32,18 @@ ANSWER = "The folder holds " + " ".join(f"item{i}" for i in range(70)) + " and n
 NB7_OWN_ERROR = "Cannot read properties of undefined (reading 'schema')"
 
 
+@pytest.fixture(scope="module")
+def lab(model_server, tmp_path_factory) -> Iterator[Lab]:
+    """A JupyterLab of this module's own, its notebook at the root, as before the browser
+    tests shared one: Notebook 7's page restores its file browser to a notebook's folder with
+    ``filebrowser:open-path``, a command that page does not register (a page error from
+    Notebook's own bundle), and in a Lab other modules have used it does so even from the
+    root. One server start for one test, until that is understood."""
+    base = tmp_path_factory.mktemp("lab-nb7")
+    with running_lab(kernel_env(model_server, base), base) as server:
+        yield server
+
+
 class Notebook7:
     """A notebook opened in the Notebook 7 UI, driven through its menus and read from the DOM."""
 
@@ -37,7 +51,7 @@ class Notebook7:
         self.page, self.lab, self.name = page, lab, name
 
     def open(self, cells: int) -> Notebook7:
-        self.page.goto(f"{self.lab.url}/notebooks/{self.name}?token={self.lab.token}")
+        self.page.goto(f"{self.lab.url}/notebooks/{self.lab.path(self.name)}?token={self.lab.token}")
         self.page.locator("#main-panel .jp-Notebook .jp-Cell").nth(cells - 1).wait_for()
         deadline = time.monotonic() + 60
         while not self.kernel_idle():
@@ -47,7 +61,7 @@ class Notebook7:
         return self
 
     def kernel_idle(self) -> bool:
-        sessions = [s for s in self.lab.api("/api/sessions") if s["path"] == self.name]
+        sessions = [s for s in self.lab.api("/api/sessions") if s["path"] == self.lab.path(self.name)]
         return bool(sessions) and sessions[0]["kernel"]["execution_state"] == "idle"
 
     def run_all_from_menu(self) -> None:

@@ -9,10 +9,7 @@ through the real Forge (litellm over loopback HTTP to the fake model server) and
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -25,7 +22,7 @@ from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import Turn, reasoning, text, tool_call
-from tests.browser.lab_helpers import NotebookPage
+from tests.browser.lab_helpers import NotebookPage, set_theme
 from tests.browser.panel_page import PanelPage
 from tests.tool_cells import ECHO_AND_FAIL_TOOLS as TOOLS
 from tests.xss_corpus import ALL_VECTORS
@@ -33,7 +30,6 @@ from tests.xss_corpus import ALL_VECTORS
 pytestmark = pytest.mark.slow
 
 LOAD = "%load_ext forge_jupyter"
-DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "img" / "panel.png"
 FILLERS = 34  # with the sessions below, more than one page (30) of the panel's list
 LONG = 450  # messages: three pages of the history's reads (200)
 
@@ -97,7 +93,7 @@ def write_cited(store: DuckDBStore) -> str:
 
 @pytest.fixture(scope="module")
 def stored(lab, model_server) -> Stored:
-    db = lab.root.parent / "forge.duckdb"  # the file the lab's server and kernels use
+    db = lab.db  # the file the lab's server and kernels use
     out = Stored()
     store = DuckDBStore(db)
     for i in range(FILLERS):
@@ -317,13 +313,7 @@ BACKGROUND = """(el) => {
 }"""
 
 
-def set_theme(page, name: str, light: bool) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
-    page.wait_for_timeout(500)
-
-
-def test_light_and_dark_themes_and_the_readme_screenshot(page, lab, script):
+def test_light_and_dark_themes(page, lab, script):
     script.add(Turn([text("Let me look at the sales."), tool_call("sales_by_region", {"year": 2024})]),
                Turn.text(ANSWER))
     nb, panel = open_panel(page, lab, "sales.ipynb", [LOAD, SALES])
@@ -347,9 +337,7 @@ def test_light_and_dark_themes_and_the_readme_screenshot(page, lab, script):
     try:
         light = panel.root.evaluate(BACKGROUND)
         assert light[0] == light[1] == "rgb(255, 255, 255)", light
-        shot = panel.screenshot("panel-light")
-        if os.environ.get("FORGE_UPDATE_DOCS_IMAGES"):  # the README's picture of the panel
-            shutil.copyfile(shot, DOCS_IMAGE)  # (on request: each run's differs in its timings)
+        panel.screenshot("panel-light")  # the docs' pictures: tests/browser/test_screenshots.py
 
         set_theme(page, "JupyterLab Dark", light=False)
         dark = panel.root.evaluate(BACKGROUND)

@@ -194,7 +194,8 @@ def test_stop_in_the_panel_ends_a_cell_and_a_queued_panel_prompt(page, lab, scri
     assert not page.forge_errors
 
 
-def open_file(page, path: str) -> None:
+def open_file(page, lab, name: str) -> None:
+    path = lab.path(name)  # as the server names it: under the module's folder
     page.evaluate(f"() => window.jupyterapp.commands.execute('docmanager:open', {{path: '{path}'}})")
     page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.context.path === '{path}'")
 
@@ -220,11 +221,11 @@ def test_the_panel_follows_the_active_notebook_and_outlives_a_kernel_restart(pag
     panel.wait_state("not-loaded")
 
     # Another notebook: the chat is its own; back again, the first one's is still there.
-    open_file(page, "other.ipynb")
+    open_file(page, lab, "other.ipynb")
     panel.tid("panel-context").filter(has_text="other.ipynb").wait_for()
     panel.tid("panel-empty").wait_for()
     assert panel.turns().count() == 0
-    open_file(page, "restart.ipynb")
+    open_file(page, lab, "restart.ipynb")
     panel.tid("panel-context").filter(has_text="restart.ipynb").wait_for()
     assert panel.turns().count() == 1
 

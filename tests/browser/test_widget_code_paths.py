@@ -33,7 +33,7 @@ INJECTED_CSS = "() => !!document.getElementById('forge-jupyter-css')"
 
 @pytest.fixture
 def labextension_disabled(lab: Lab) -> Iterator[None]:
-    page_config = lab.root.parent / "config" / "labconfig" / "page_config.json"
+    page_config = lab.config_dir / "labconfig" / "page_config.json"
     page_config.parent.mkdir(parents=True, exist_ok=True)
     page_config.write_text(json.dumps({"disabledExtensions": {"forge-jupyter": True}}))
     try:

@@ -41,11 +41,10 @@ def _until(condition, timeout: float = 60.0, what: str = "the condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _streaming_for(server, seconds: float) -> None:
-    """Wait until the server has been streaming its first answer for ``seconds``."""
-    rec = _until(lambda: next((r for r in server.requests if r.responded_at), None),
-                 what="the child's first model request")
-    time.sleep(max(0.0, rec.responded_at + seconds - time.monotonic()))
+def _streaming(server) -> None:
+    """Wait until the server has begun streaming its first answer."""
+    _until(lambda: next((r for r in server.requests if r.responded_at), None),
+           what="the child's first model request")
 
 
 def _checkpointed_text(db: Path) -> str:
@@ -72,7 +71,7 @@ def test_a_killed_runner_keeps_its_checkpointed_text_and_its_lease_is_taken_over
     try:
         # Killed once a checkpoint holding 500+ characters is in the file, before the end (not
         # at a fixed time: on a loaded machine the child may not have written one yet).
-        _streaming_for(server, 1.0)
+        _streaming(server)
         _until(lambda: len(_checkpointed_text(db)) >= 500, what="a checkpoint of 500 characters")
         os.kill(child.pid, signal.SIGKILL)
         # Not reaped: the dead runner stays a zombie, whose pid still answers os.kill(pid, 0).

@@ -14,17 +14,14 @@ from forge_jupyter.messages import Message, TextPart, now
 from forge_jupyter.session import runner
 from forge_jupyter.session.recovery import recover
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
-from forge_jupyter.store.postgres.schema import migrate
 from forge_jupyter.store.postgres.store import PostgresStore
 from forge_jupyter.testing import Turn, delay, text, tool_call
 from forge_jupyter.tools.base import Tool, ToolResult
 
 
 @pytest.fixture
-def dsn(pg_database) -> str:
-    app = pg_database.create_app_role()
-    migrate(pg_database.owner_dsn, (app.name,))
-    return app.dsn
+def dsn(pg_empty) -> str:
+    return pg_empty[1].dsn  # the run's migrated database, emptied (tests/pg_cluster.py)
 
 
 class OtherHost:

@@ -251,12 +251,10 @@ def test_the_command_line(run, tmp_path):
     assert memory.returncode == 1 and ":memory: holds nothing" in memory.stderr
 
 
-def test_duckdb_to_postgresql_and_back(run, pg_database, tmp_path):
-    from forge_jupyter.store.postgres.schema import migrate
+def test_duckdb_to_postgresql_and_back(run, pg_empty, tmp_path):
     from forge_jupyter.store.postgres.store import PostgresStore
 
-    app = pg_database.create_app_role()
-    migrate(pg_database.owner_dsn, (app.name,))
+    _, app = pg_empty  # the run's migrated database, emptied (tests/pg_cluster.py)
     first, back = tmp_path / "first.duckdb", tmp_path / "back.duckdb"
     run.forge.copy_to(first)
     ids = [run.sessions[k].id for k in ("alpha", "beta", "gamma", "fork")]

@@ -99,12 +99,10 @@ def _hybrid(store, folder, server) -> list[tuple[str, int, float]]:
     return out
 
 
-def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database, fake_model_server):
-    from forge_jupyter.store.postgres.schema import migrate
+def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_empty, fake_model_server):
     from forge_jupyter.store.postgres.store import PostgresStore
 
-    app = pg_database.create_app_role()
-    migrate(pg_database.owner_dsn, (app.name,))
+    _, app = pg_empty  # the run's migrated database, emptied (tests/pg_cluster.py)
     pg = PostgresStore(app.dsn, tenant_id="alice", pool_size=2)
     other = PostgresStore(app.dsn, tenant_id="bob", pool_size=2)
     try:
@@ -124,7 +122,7 @@ def test_the_same_sql_serves_postgresql(folder, tmp_path, pg_database, fake_mode
         other.close()
 
 
-def test_two_hosts_indexing_one_file_at_once_leave_one_copy(folder, pg_database):
+def test_two_hosts_indexing_one_file_at_once_leave_one_copy(folder, pg_empty):
     """PostgreSQL: a file another host is indexing (its transaction still open) is refused
     once that one commits, never inserted twice (the unique index of schema step 5)."""
     import threading
@@ -132,11 +130,9 @@ def test_two_hosts_indexing_one_file_at_once_leave_one_copy(folder, pg_database)
 
     import psycopg
 
-    from forge_jupyter.store.postgres.schema import migrate
     from forge_jupyter.store.postgres.store import PostgresStore
 
-    app = pg_database.create_app_role()
-    migrate(pg_database.owner_dsn, (app.name,))
+    _, app = pg_empty  # the run's migrated database, emptied (tests/pg_cluster.py)
     pg = PostgresStore(app.dsn, tenant_id="alice", pool_size=2)
     memory = LongTermMemory(pg, folder)
     try:

@@ -4,6 +4,7 @@ the fake model server through real litellm (issue 18, items 4–5)."""
 from __future__ import annotations
 
 import random
+import subprocess
 import time
 
 import pytest
@@ -98,7 +99,10 @@ def test_an_interrupted_shell_command_stops_its_processes(kernel, root):
     marker = root / "should-not-exist"
     nap = f"sleep 20.{random.randrange(10**6)}"  # this run's own, for pgrep
     msg_id = kernel.kc.execute(f"%forge shell ({nap}; touch {marker}) & sleep 30")
-    time.sleep(3)  # the command has started
+    deadline = time.monotonic() + 30  # the command has started: its nap is running
+    while subprocess.run(["pgrep", "-f", nap], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, "the shell command never started"
+        time.sleep(0.05)
     kernel.km.interrupt_kernel()
     reply = kernel.reply(msg_id, timeout=30)
     assert reply["content"]["status"] == "error"
@@ -108,8 +112,7 @@ def test_an_interrupted_shell_command_stops_its_processes(kernel, root):
     assert r.stdout.strip() == "none", r.text
     r = kernel.run("%forge shell echo after")  # the session is free again
     assert r.status == "ok" and "after" in r.results[0]["text/plain"], r.text
-    time.sleep(1)
-    assert not marker.exists()
+    assert not marker.exists()  # (and no process is left that could make it: pgrep above)
 
 
 def test_an_interrupted_python_prompt_is_aborted_not_left_running(kernel, server):

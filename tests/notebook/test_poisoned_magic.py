@@ -176,6 +176,8 @@ def test_after_a_kernel_restart_idle_is_read_from_the_store(kernel, server, root
         restarted.close()
 
 
+# nbclient twice (Restart & Run All): out of the inner loop
+@pytest.mark.slow
 def test_restart_and_run_all_replays_the_fresh_start(tmp_path, fake_model_server):
     """A notebook whose third cell started a fresh session replays it into a fresh session
     again — no model request on the second run, in strict mode."""

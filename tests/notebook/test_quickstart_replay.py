@@ -8,10 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from forge_jupyter import Forge
 from forge_jupyter.testing import FakeModelServer
 from tests.notebook.replay_nb import run, shown
+
+# A kernel (nbclient, twice for a replay) per test, on purpose: out of the inner loop.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "print(repr(sales.shape), repr(totals.to_dict()), answered, repr(_forge_text))"

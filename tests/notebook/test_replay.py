@@ -4,9 +4,13 @@ by the recorded python calls run again (nbclient, a real kernel, the fake model 
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
 from tests.notebook.replay_nb import notebook, run, shown
+
+# A kernel (nbclient, twice for a replay) per test, on purpose: out of the inner loop.
+pytestmark = pytest.mark.slow
 
 
 def test_second_run_replays_text_and_python_calls_without_a_model_request(tmp_path, fake_model_server):

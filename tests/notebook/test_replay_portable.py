@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from forge_jupyter import Forge
 from forge_jupyter.testing import Turn, tool_call
 from tests.notebook.replay_nb import notebook, run, shown
+
+# A kernel (nbclient, twice for a replay) per test, on purpose: out of the inner loop.
+pytestmark = pytest.mark.slow
 
 NO_MODEL = {"FORGE_MODEL": None, "FORGE_API_KEY": None, "OPENAI_API_KEY": None,
             "ANTHROPIC_API_KEY": None, "FORGE_REPLAY": "strict"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import subprocess
 import time
 
 import pytest
@@ -140,13 +142,20 @@ def test_shell_timeout_kills_the_process_group(setup, server, tmp_path):
     make, _, _ = setup
     forge = make(shell_timeout=1)
     marker = tmp_path / "survived"
+    nap = f"sleep 3.{random.randrange(10**6)}"  # this run's own, for pgrep
     started = time.monotonic()
-    r = forge.session("s").shell(f"echo started; (sleep 3; touch {marker}) & sleep 30")
+    r = forge.session("s").shell(f"echo started; ({nap}; touch {marker}) & sleep 30")
     assert time.monotonic() - started < 10
     assert r.timed_out and r.exit_code is None and "started" in r.output
     assert "did not finish within the timeout (Forge.shell_timeout)" in str(r)
-    time.sleep(3.5)
-    assert not marker.exists()  # the background child went with its group
+    # The background child went with its group: no process of it is left (the subshell is a
+    # fork of the command's bash, so its command line names the nap too), so none can make
+    # the marker later. Waited for, not slept past: the kill may land a moment after return.
+    deadline = time.monotonic() + 10
+    while subprocess.run(["pgrep", "-f", nap], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, f"a process of the timed-out group ({nap}) lives on"
+        time.sleep(0.05)
+    assert not marker.exists()
 
 
 def test_shell_output_is_truncated_and_saved(setup, server):

@@ -70,11 +70,8 @@ def test_repeated_failures_then_idle_is_poisoned(make_forge, server, db):
     assert verdict.mark()["failed_calls"] == 3 and verdict.mark()["from"] == s.id
 
 
-def test_the_verdict_on_postgresql(make_forge, server, pg_database):
-    from forge_jupyter.store.postgres.schema import migrate
-
-    app = pg_database.create_app_role()
-    migrate(pg_database.owner_dsn, (app.name,))
+def test_the_verdict_on_postgresql(make_forge, server, pg_empty):
+    _, app = pg_empty  # the run's migrated database, emptied (tests/pg_cluster.py)
     forge = make_forge(app.dsn)
     s = failed_session(forge, server, "prices")
     verdict = poisoned(forge.store, s.id, HALF_HOUR, now=later())

@@ -15,7 +15,6 @@ import sys
 import pytest
 
 from forge_jupyter.messages import SessionInfo
-from forge_jupyter.store.postgres.schema import migrate
 from forge_jupyter.store.postgres.store import PostgresStore
 
 WORKER = """
@@ -47,10 +46,8 @@ print("done", n)
 
 
 @pytest.fixture
-def dsn(pg_database) -> str:
-    app = pg_database.create_app_role()
-    migrate(pg_database.owner_dsn, (app.name,))
-    return app.dsn
+def dsn(pg_empty) -> str:
+    return pg_empty[1].dsn  # the run's migrated database, emptied (tests/pg_cluster.py)
 
 
 def _run(dsn: str, processes: int, turns: int, mode: str) -> None:

@@ -124,6 +124,8 @@ def test_a_failed_producer_leaves_no_file_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+# 100 MB through the truncation: out of the inner loop
+@pytest.mark.slow
 def test_a_100_mb_string_is_truncated_in_bounded_memory(tmp_path):
     text = "".join(f"{i:09d} " + "x" * 89 + "\n" for i in range(1024)) * 1024  # 100 MiB
     tracemalloc.start()
