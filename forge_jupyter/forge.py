@@ -329,7 +329,7 @@ class Forge:
         """The folder holding every session's saved outputs."""
         if self._output_root is not None:
             return self._output_root
-        path = getattr(self.store, "path", None)
+        path = self.store.path  # the store's file, when it has one (store/base.py declares it)
         return Path(path).parent / "outputs" if path else Path.home() / ".forge" / "outputs"
 
     def announce(self, session_id: str, notice: str) -> None:
