@@ -16,4 +16,6 @@ in its answer. It is free: `llm/usage.py` prices it at $0.
 from .responder import ANNOUNCEMENT, demo_turn
 from .server import DemoServer
 
-__all__ = ["ANNOUNCEMENT", "DemoServer", "demo_turn"]
+DEMO_MODEL = "openai/forge-demo"  # the name litellm is given for it (model_choice.py)
+
+__all__ = ["ANNOUNCEMENT", "DEMO_MODEL", "DemoServer", "demo_turn"]

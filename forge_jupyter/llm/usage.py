@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..demo import DEMO_MODEL
 from ..messages import Tokens
-from ..model_choice import DEMO_MODEL
 from .loading import litellm
 
 # Models whose price is known without litellm's table: the offline demo runs here, for nothing.
