@@ -285,10 +285,14 @@ class Forge:
         ``deny`` (with a reason the model reads). Safe to call from any thread."""
         self.approvals.answer(request_id, Answer(answer, reason, by))
 
-    def on_approval(self, handler: Callable[[ApprovalRequest], Any]) -> Callable[[], None]:
+    def on_approval(self, handler: Callable[[ApprovalRequest], Any], *,
+                    fallback: bool = False) -> Callable[[], None]:
         """Register an approval handler (it may answer at once, or return None and let
-        ``approve`` answer later). Returns the function that unregisters it."""
-        return self.approvals.add_handler(handler)
+        ``approve`` answer later); its answers are recorded as its own, by its name.
+        ``fallback=True``: it answers only where no one can click — no live view in the
+        notebook (nbconvert, papermill), or a view that fell back to text — so a person in
+        JupyterLab still gets the buttons. Returns the function that unregisters it."""
+        return self.approvals.add_handler(handler, fallback=fallback)
 
     def answer(self, request_id: str, text: str, by: str = "user") -> None:
         """Answer a pending question of the ``question`` tool (the text the model reads).

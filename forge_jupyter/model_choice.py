@@ -14,6 +14,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .demo import DEMO_MODEL
+
 if TYPE_CHECKING:
     from .demo import DemoServer
 
@@ -28,7 +30,6 @@ PROVIDER_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4o-mini"),
     ("XAI_API_KEY", "xai/grok-3-mini"),
 )
-DEMO_MODEL = "openai/forge-demo"
 OLLAMA_URL = "http://127.0.0.1:11434"
 # Sent as the key to a server at ``api_base`` when no key is configured: local OpenAI-compatible
 # servers (llama.cpp, vLLM, LM Studio) need none, but litellm's OpenAI client refuses to send a

@@ -6,9 +6,10 @@ It reads the person's question and the tools offered, and works like a (very sma
 2. compute the answer with one read-only `sql` query over it (or `python` for a chart, which the
    build agent asks the person to approve);
 3. answer from that tool's actual result, quoting its numbers and the table.
-Questions it has no rule for get an honest list of what it can do. Every answer starts by
-saying that it is the demo model and how to use a real one. The demo keeps no state: each
-request is answered from its own messages.
+Questions it has no rule for get an honest list of what it can do. Each turn's answer starts by
+saying that it is the demo model and how to use a real one — once a turn: the steps before it
+(the text beside a tool call) do not repeat it, or it would open every message of the history.
+The demo keeps no state: each request is answered from its own messages.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def respond(conv: Conversation) -> list[Event]:
         asked = conv.question if len(conv.question) <= 200 else conv.question[:200] + "…"
         echo = f"You asked: “{asked}”." if asked else "You sent an empty message."
         return [text(f"{ANNOUNCEMENT} {echo} I have no rule for that, so I won't guess. "
-                     f"{CAN_DO}\n\n{HINT}")]
+                     f"{CAN_DO}\n\n{HINT}")]  # an answer with no step before it
     if intent.kind == "inventory":
         return _inventory(conv)
     found = _find_frame(conv)
@@ -133,8 +134,7 @@ def _may_call(conv: Conversation, args: dict[str, Any]) -> bool:
 
 
 def _call(conv: Conversation, tool: str, args: dict[str, Any], say: str) -> list[Event]:
-    lead = f"{ANNOUNCEMENT} {say}" if not conv.steps else say
-    return [text(lead), tool_call(tool, args)]
+    return [text(say), tool_call(tool, args)]  # a step: the turn's answer says what the demo is
 
 
 def _inventory(conv: Conversation) -> list[Event]:

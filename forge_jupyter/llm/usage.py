@@ -1,7 +1,7 @@
 """Usage and cost: tokens from the wire, counted locally where it sent none, priced offline.
 
 Cost comes from litellm's bundled price table; a model the table lacks has cost ``None``
-("cost unknown"), never 0. Counts made here, not by the provider, are marked ``estimated``.
+("cost unknown"), never 0 — except the offline demo model, which is known to be free. Counts made here, not by the provider, are marked ``estimated``.
 """
 
 from __future__ import annotations
@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..demo import DEMO_MODEL
 from ..messages import Tokens
 from .loading import litellm
+
+# Models whose price is known without litellm's table: the offline demo runs here, for nothing.
+FREE_MODELS = frozenset({DEMO_MODEL})
 
 # The rule of thumb where no tokenizer answers: about four characters a token.
 CHARS_PER_TOKEN = 4
@@ -74,6 +78,8 @@ def estimated_usage(model: str, messages: list[dict[str, Any]], output: str) -> 
 
 def step_cost(model: str, tokens: Tokens) -> float | None:
     """Cost from litellm's bundled price table; None when the table lacks the model."""
+    if model in FREE_MODELS:
+        return 0.0
     lm = litellm()
     try:
         prompt_cost, completion_cost = lm.cost_per_token(
@@ -90,6 +96,8 @@ def step_cost(model: str, tokens: Tokens) -> float | None:
 
 def _price(model: str, key: str) -> float | None:
     """One entry of litellm's bundled price table, or None for a model it does not know."""
+    if model in FREE_MODELS:
+        return 0.0
     try:
         info = litellm().get_model_info(model=model)
     except Exception:

@@ -57,9 +57,11 @@ def decision_text(decision: dict[str, Any] | None) -> str:
 class TextPrinter:
     """The turn as plain text on stdout: text as it streams, one line per tool step or notice."""
 
-    def __init__(self, write: Callable[[str], Any] | None = None, *, whole_lines: bool = False) -> None:
+    def __init__(self, write: Callable[[str], Any] | None = None, *, whole_lines: bool = False,
+                 show: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self._write = write or (lambda s: sys.stdout.write(s))
         self.whole_lines = whole_lines
+        self._show = show  # in a kernel: a tool's chart shown in place, between the lines
         self.printed: dict[str, int] = {}  # text part id → characters printed (or buffered)
         self.tool_states: dict[str, str] = {}
         self.decisions: dict[str, dict[str, Any]] = {}
@@ -109,6 +111,10 @@ class TextPrinter:
                 text = op["text"].rstrip("\n")
                 if text:
                     self.line("\n".join(f"  │ {ln}" for ln in text.split("\n")))
+            elif kind == "display" and self._show is not None:
+                self._end_partial()
+                sys.stdout.flush()  # the lines before it reach the cell first
+                self._show(op["data"])
             elif kind == "display":
                 self.line(f"  [{op['data'].get('text/plain') or 'an image'}: shown in the widget]")
             elif kind == "approval" and op["request"].get("kind") == "question":

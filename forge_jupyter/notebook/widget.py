@@ -250,8 +250,14 @@ class TurnView:
         self._note = display(saved_note.note_bundle(), raw=True, display_id=True)
 
     def _text_printer(self) -> Any:
-        # In a kernel, stream outputs may be kept apart (nbconvert): write whole lines.
-        return text_printer.TextPrinter(whole_lines=_in_kernel())
+        # In a kernel, stream outputs may be kept apart (nbconvert): write whole lines; a
+        # tool's chart is displayed where its call is.
+        if not _in_kernel():
+            return text_printer.TextPrinter()
+        from IPython.display import display
+
+        return text_printer.TextPrinter(whole_lines=True,
+                                        show=lambda bundle: display(bundle, raw=True))
 
     def _call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Later:
         return call_later(self._loop, self._context, delay, fn, *args)

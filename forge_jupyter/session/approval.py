@@ -3,15 +3,16 @@
 The request is published on the bus (the widget and side panel show it) and recorded as an
 event; the answer — ``once``, ``session`` (allow this tool for the rest of the session) or
 ``deny`` with a reason — comes back through ``Forge.approve`` from any thread, and is
-recorded too. When nothing can answer (no approval handler registered: a plain script), an
-ask is denied at once with that reason: it never hangs.
+recorded too, with who decided: a person (in the widget, the side panel) or the handler that
+answered at once, by its name. When nothing can answer (no approval handler registered: a
+plain script), an ask is denied at once with that reason: it never hangs.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..bus import ApprovalAnswered, ApprovalRequested, Bus
@@ -40,6 +41,7 @@ class Answer:
     answer: str  # once | session | deny
     reason: str | None = None
     by: str = "user"
+    handler: bool = False  # decided by an approval handler itself (``by`` is its name)
 
 
 Handler = Callable[[ApprovalRequest], Answer | str | None]
@@ -68,7 +70,14 @@ class Approvals(Waiting[ApprovalRequest]):
     async def ask(self, request: ApprovalRequest) -> Answer:
         asked = ApprovalRequested(request.session_id, request.id, request.part_id, request.tool,
                                   request.input, request.rule)
-        return await self._wait(request, asked, lambda r, answer: self.answer(r.id, answer))
+        return await self._wait(request, asked)
+
+    def _answer_now(self, request: ApprovalRequest, immediate: Answer | str, by: str) -> None:
+        if isinstance(immediate, str):
+            immediate = Answer(immediate, None, by, handler=True)
+        elif immediate.by == "user":  # left at its default: the handler decided, not a person
+            immediate = replace(immediate, by=by, handler=True)
+        self.answer(request.id, immediate)
 
     def answer(self, request_id: str, answer: Answer | str, reason: str | None = None,
                by: str = "user") -> None:

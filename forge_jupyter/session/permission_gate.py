@@ -78,7 +78,9 @@ class PermissionGate:
         decided(part, answer.answer, answer.by, reason=answer.reason)
         if answer.answer == "deny":
             why = f": {answer.reason}" if answer.reason else "."
-            return f"The user denied this {tool.name} call{why}"
+            who = ("The user" if not answer.handler else "An approval handler"
+                   if answer.by == "a handler" else f"The approval handler {answer.by}")
+            return f"{who} denied this {tool.name} call{why}"
         if answer.answer == "session":
             grant = Rule(tool.name, "*", "allow")
             self.permissions.grants.append(grant)

@@ -73,9 +73,9 @@ class Questions(Waiting[QuestionRequest]):
         """Wait for the answer; a cancel (Stop, abort, timeout) closes the question first."""
         asked = QuestionAsked(request.session_id, request.id, request.part_id, request.question,
                               tuple(request.options))
-        return await self._wait(request, asked, self._answer_now)
+        return await self._wait(request, asked)
 
-    def _answer_now(self, request: QuestionRequest, reply: Reply | str) -> None:
+    def _answer_now(self, request: QuestionRequest, reply: Reply | str, by: str) -> None:
         if isinstance(reply, Reply):
             self._resolve(request.id, reply)
         else:

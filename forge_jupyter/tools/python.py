@@ -3,16 +3,16 @@
 The code runs in a worker thread so the kernel's event loop stays free (the widget's stop and
 approval buttons keep working). What it prints is captured — and streamed live to the person —
 by a router on ``sys.stdout``/``sys.stderr`` that sends only this thread's writes to the tool;
-other threads print as usual. The value of a last expression is returned as its repr; images
-and matplotlib figures are summarized for the model ("image/png 640×480, shown to the user")
-and handed to the notebook to display. Stopping the run raises KeyboardInterrupt inside the
-running code.
+other threads print as usual. What it displays — ``display(x)``, ``plt.show()``, the figures it
+leaves open, a Figure or image as its last expression — stays in the call's card, each figure
+once, and is summarized for the model ("image/png 640×480, shown to the user"): see
+tools/python_displays.py. Otherwise the value of a last expression is returned as its repr.
+Stopping the run raises KeyboardInterrupt inside the running code.
 """
 
 from __future__ import annotations
 
 import ast
-import base64
 import ctypes
 import io
 import itertools
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ToolError
+from . import python_displays as displays
 from .base import Tool, ToolContext, ToolResult
 from .threads import run_in_tool_thread
 from .truncate import BoundedOutput
@@ -87,61 +88,28 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def _png_size(png: bytes) -> tuple[int, int] | None:
-    if png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) >= 24:
-        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    return None
-
-
-def _figures_since(before: set[int]) -> list[bytes]:
-    """New matplotlib figures rendered to PNG and closed (as the inline backend would)."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return []
-    pngs = []
-    for num in sorted(set(plt.get_fignums()) - before):
-        fig = plt.figure(num)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", bbox_inches="tight")
-        plt.close(fig)
-        pngs.append(buf.getvalue())
-    return pngs
-
-
-def _value_png(value: Any) -> bytes | None:
-    fig_cls = getattr(sys.modules.get("matplotlib.figure"), "Figure", None)
-    if fig_cls is not None and isinstance(value, fig_cls):
-        buf = io.BytesIO()
-        value.savefig(buf, format="png", bbox_inches="tight")
-        return buf.getvalue()
-    repr_png = getattr(value, "_repr_png_", None)
-    if callable(repr_png):
-        try:
-            png = repr_png()
-        except Exception:
-            return None
-        return png if isinstance(png, bytes) else None
-    return None
-
-
 def _run_in_thread(code: str, namespace: dict[str, Any], sink: Callable[[str, str], None],
-                   started: threading.Event, box: dict[str, Any]) -> None:
+                   shown: displays.Shown, started: threading.Event, box: dict[str, Any]) -> None:
     box["thread"] = threading.get_ident()
     _sinks[box["thread"]] = sink
-    plt = sys.modules.get("matplotlib.pyplot")
-    before = set(plt.get_fignums()) if plt is not None else set()
     started.set()
     try:
-        body, tail, _ = _compile(code)
-        exec(body, namespace)
-        box["value"] = eval(tail, namespace) if tail is not None else None
-    except BaseException as exc:  # the code's own failure, KeyboardInterrupt from stop included
-        box["error"] = exc
+        with displays.capturing(shown):
+            before = displays.open_figures()
+            try:
+                body, tail, _ = _compile(code)
+                exec(body, namespace)
+                box["value"] = eval(tail, namespace) if tail is not None else None
+            except BaseException as exc:  # the code's own failure, KeyboardInterrupt from stop
+                box["error"] = exc
+            try:  # figures left open are shown even when the code failed, as in a cell
+                value = box.get("value")
+                box["value_shown"] = displays.finish(shown, before, value, "error" not in box)
+            except KeyboardInterrupt as exc:  # stopped while a figure was being drawn
+                box.setdefault("error", exc)
+            except Exception:  # a figure that cannot be drawn is not the code's failure
+                pass
     finally:
-        try:
-            box["figures"] = _figures_since(before)
-        except Exception:
-            box["figures"] = []
         _sinks.pop(box["thread"], None)
 
 
@@ -158,13 +126,15 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             ctx.emit_output(stream, text)
 
     _install_router()
+    displays.install()
+    shown = displays.Shown(ctx.emit_display, ctx.display_available)
     started = threading.Event()
     box: dict[str, Any] = {}
     box_lock = threading.Lock()  # an interrupt lands in the code, never after it ended
 
     def target() -> None:
         try:
-            _run_in_thread(code, namespace, sink, started, box)
+            _run_in_thread(code, namespace, sink, shown, started, box)
         finally:
             with box_lock:
                 box["finished"] = True
@@ -183,38 +153,28 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     # a tool thread (tools/threads.py): stopped, it is given 5 s to unwind before it is left
     await run_in_tool_thread(target, name="python", stop=ctx.stop, grace=5.0)
 
-    displays = []
-    pngs = list(box.get("figures", []))
-    value = box.get("value")
-    value_png = _value_png(value) if value is not None else None
-    if value_png:
-        pngs.append(value_png)
-    for png in pngs:
-        size = _png_size(png)
-        label = f"image/png {size[0]}×{size[1]}" if size else "image/png"
-        displays.append(label + (", shown to the user" if ctx.display_available
-                                 else " (no display here to show it)"))
-        if ctx.emit_display is not None:
-            ctx.emit_display({"image/png": base64.b64encode(png).decode(), "text/plain": label})
-
     captured = out.result()
     printed = captured.text
     pieces = [printed.rstrip("\n")] if printed else []
+    told = shown.told()
     if "error" in box:
         exc = box["error"]
         if isinstance(exc, KeyboardInterrupt):
             pieces.append("KeyboardInterrupt: the code was interrupted")
         else:
             pieces.append(_user_traceback(exc).rstrip())
+        pieces[-1:-1] = told  # what it showed before it failed, then why it failed
         raise ToolError("\n".join(pieces))
-    if value is not None and not value_png:
+    value = box.get("value")
+    if value is not None and not box.get("value_shown"):
         text = repr(value)
         if len(text) > VALUE_REPR_LIMIT:
             text = text[:VALUE_REPR_LIMIT] + f"\n… (repr cut at {VALUE_REPR_LIMIT:,} characters)"
         pieces.append(text)
-    pieces.extend(f"[{d}]" for d in displays)
+    pieces.extend(told)
     output = "\n".join(pieces) if pieces else "(no output)"
-    meta: dict[str, Any] = {"displays": displays} if displays else {}
+    images = [i.told[1:-1] for i in shown.items if i.image]
+    meta: dict[str, Any] = {"displays": images} if images else {}
     if captured.truncated:  # cut here already, with the full output saved: not again
         meta["truncated"] = {"total_lines": captured.total_lines,
                              "total_bytes": captured.total_bytes, "saved": captured.saved_path}

@@ -93,6 +93,8 @@ def test_quickstart_runs_on_the_offline_demo_model(tmp_path, monkeypatch):
     shown = seen(chart.outputs)
     answered = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("stop_answering()"))
     assert seen(answered.outputs).strip() == "[('python', 'once')]"  # asked once, allowed once
+    # headless, no one could click: the fallback handler decided, and the record says so
+    assert "Allowed once by answer_approvals" in shown and "by you" not in shown
     assert re.search(r"\bpython\b\]? completed", shown)
     assert any("data:image/png" in o.get("data", {}).get("text/html", "") or "image/png" in o.get("data", {})
                for o in chart.outputs)

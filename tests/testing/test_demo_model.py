@@ -285,6 +285,26 @@ def test_with_no_key_a_forge_falls_back_to_the_demo_and_it_answers_from_sql(tmp_
     assert f"{len(weather)} rows" in answer.text
 
 
+def test_the_demo_says_what_it_is_once_a_turn_in_its_answer_not_in_every_step(forge, weather):
+    session = forge.session(new=True)
+    answer = session.prompt("Which columns of `weather` have missing values?")
+    turn = [m for m in session.messages() if m.role == "assistant" and m.parent_id == answer.parent_id]
+    assert len(turn) == 3  # variables, sql, the answer
+    texts = [m.text for m in turn]
+    assert sum(t.count(DEMO_ANNOUNCEMENT) for t in texts) == 1, texts
+    assert answer.text.startswith(DEMO_ANNOUNCEMENT)
+
+
+def test_the_demo_is_free_not_of_unknown_cost(tmp_path, weather, no_keys):
+    with Forge(db=str(tmp_path / "default.duckdb"), namespace={"weather": weather}) as forge:
+        answer, _ = ask(forge, "How many rows does `weather` have?")
+        costs = forge.costs()
+    assert answer.model == "openai/forge-demo"
+    assert answer.cost == 0.0  # not None, which every view shows as "cost unknown"
+    [row] = costs.to_dict("records")
+    assert row["cost"] == 0.0 and row["unpriced_steps"] == 0
+
+
 def test_python_m_forge_jupyter_demo_runs_a_scripted_session(tmp_path, no_keys, capsys):
     from forge_jupyter.__main__ import main
 

@@ -221,3 +221,71 @@ def test_two_answers_racing_one_wins_and_is_recorded_once(make_forge, server):
     assert sorted(o == "refused" for o in outcomes) == [False] + [True] * 7
     answered = [e for e in _events(forge, s.id) if e[0] == "permission.answered"]
     assert len(answered) == 1 and answered[0][1] in outcomes
+
+
+# -- who decided: a handler's decision is its own; a fallback handler waits for the person -----
+
+
+def test_a_handlers_decision_is_recorded_as_the_handlers_not_the_persons(make_forge, server):
+    from forge_jupyter.render import decision_text
+
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("saved"),
+               Turn([tool_call("save", {"name": "y"})]), Turn.text("not saved"))
+    forge = make_forge()
+    _tools(forge)
+
+    def allow_saves(request):
+        return "once"
+
+    stop = forge.on_approval(allow_saves)
+    s = forge.session("s")
+    s.prompt("save x")
+    stop()
+    forge.on_approval(lambda request: "deny")  # no name of its own
+    s.prompt("save y")
+    first, second = (m.tool_parts[0] for m in s.messages() if m.tool_parts)
+    assert decision_text(first.metadata["decision"]) == "Allowed once by allow_saves"
+    assert decision_text(second.metadata["decision"]) == "Denied by a handler"
+    answered = [a for t, a, _ in _events(forge, s.id) if t == "permission.answered"]
+    assert answered == ["allow_saves", "a handler"]
+    tool_msg = [m for m in server.requests[3].messages if m.get("role") == "tool"][-1]
+    assert tool_msg["content"] == "Error: An approval handler denied this save call."
+
+
+def test_a_fallback_handler_leaves_the_ask_to_a_live_view_and_answers_once_it_goes(
+        make_forge, server):
+    from forge_jupyter.notebook import answering
+
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("saved"))
+    forge = make_forge()
+    changed = _tools(forge)
+    offered = []
+
+    def answer_approvals(request):
+        offered.append(request.tool)
+        return "once"
+
+    forge.on_approval(answer_approvals, fallback=True)
+    view_gone = answering.listen(forge)  # a live widget: a person can click
+    waited: list[bool] = []
+
+    def on_ask(event):  # the view falls back to text with the ask unanswered
+        def later():
+            waited.append(offered == [])  # not answered by the handler while the view was live
+            view_gone()
+        threading.Timer(0.3, later).start()
+
+    forge.bus.subscribe(on_ask, types=ApprovalRequested)
+    s = forge.session("s")
+    assert s.prompt("save x").text == "saved"
+    assert waited == [True] and offered == ["save"] and changed == ["x"]
+    call = s.messages()[1].tool_parts[0]
+    assert call.metadata["decision"]["by"] == "answer_approvals"
+
+
+def test_a_fallback_handler_answers_at_once_where_no_view_is_live(make_forge, server):
+    server.add(Turn([tool_call("save", {"name": "x"})]), Turn.text("saved"))
+    forge = make_forge()
+    changed = _tools(forge)
+    forge.on_approval(lambda request: "once", fallback=True)
+    assert forge.session("s").prompt("save x").text == "saved" and changed == ["x"]
