@@ -65,29 +65,31 @@ class Streamed:
 
 
 def stream_long_answer(page: Any, lab: Lab, script: FakeModelServer, name: str, answer: str,
-                       whole: bool = False, chunk: int = 20, chunk_delay: float = 0.01) -> Streamed:
-    """Stream `answer` into a %%forge cell with the panel open; `whole` selects the renderer
-    before incremental rendering (the page re-renders all the Markdown on every update)."""
+                       whole: bool = False, panel: bool = True, chunk: int = 20,
+                       chunk_delay: float = 0.01) -> Streamed:
+    """Stream `answer` into a %%forge cell, with the panel open or not; `whole` selects the
+    renderer before incremental rendering (all the Markdown rendered again on every update)."""
     page.add_init_script(OBSERVE + ("window.forgeRenderWhole = true;" if whole else ""))
     script.add(Turn([text(answer, chunk=chunk)], chunk_delay=chunk_delay))
     lab.write_notebook(name, [LOAD, forge_cell("Write a long report.")])
     nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()
+    if panel:
+        PanelPage(page).open()
+    views = 2 if panel else 1
     nb.run_all()
-    page.wait_for_function("document.querySelectorAll('[data-testid=text]').length >= 2"
+    page.wait_for_function(f"document.querySelectorAll('[data-testid=text]').length >= {views}"
                            " && [...document.querySelectorAll('[data-testid=text]')]"
                            ".every((t) => t.childElementCount >= 2)", timeout=120_000)
     t0 = page.evaluate("performance.now()")
     page.evaluate(MARK)
     # Near the end, while the cell still shows its live widget (the record replaces it).
     last = answer.rsplit("## ", 2)[-2].split(":")[0]
-    page.wait_for_function(f"""[...document.querySelectorAll('[data-testid=text]')].length >= 2 &&
+    page.wait_for_function(f"""[...document.querySelectorAll('[data-testid=text]')].length >= {views} &&
         [...document.querySelectorAll('[data-testid=text]')].every((t) => t.textContent.includes({last!r}))""",
                            timeout=300_000)
     kept = page.evaluate(KEPT)
-    page.locator("[data-testid=panel-turn][data-live=false]").wait_for(timeout=120_000)
+    nb.wait_idle(1, timeout=300)
     t1 = page.evaluate("performance.now()")
     tasks = [(s, d) for s, d in page.evaluate("window.__forgeLong") if s + d >= t0 and s <= t1]
-    del panel
     return Streamed(stream_ms=t1 - t0, long_ms=sum(d for _, d in tasks),
                     worst_ms=max((d for _, d in tasks), default=0.0), count=len(tasks), kept=kept)
