@@ -43,7 +43,7 @@ def main(toy: bool = False) -> None:
             running_lab(kernel_env(server, Path(tmp)), Path(tmp)) as lab, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for panel in (False, True):
+            for panel in ((True,) if toy else (False, True)):  # small: one pair, in time
                 for whole in (True, False):
                     context = browser.new_context(viewport={"width": 1280, "height": 1000})
                     page = context.new_page()
