@@ -22,7 +22,8 @@ new PerformanceObserver((list) => {
 }).observe({ type: 'longtask', buffered: true });
 """
 
-# The first block of each text (cell, panel) marked: it must be the same node at the end.
+# The first block of each text (cell, panel) marked once four are there (the last two are the
+# open tail, rendered again while they grow): it must be the same node at the end.
 MARK = """() => {
   const texts = [...document.querySelectorAll('[data-testid=text]')];
   for (const t of texts) { t.__forgeText = true; if (t.firstElementChild) t.firstElementChild.__forgeFirst = true; }
@@ -79,7 +80,7 @@ def stream_long_answer(page: Any, lab: Lab, script: FakeModelServer, name: str, 
     nb.run_all()
     page.wait_for_function(f"document.querySelectorAll('[data-testid=text]').length >= {views}"
                            " && [...document.querySelectorAll('[data-testid=text]')]"
-                           ".every((t) => t.childElementCount >= 2)", timeout=120_000)
+                           ".every((t) => t.childElementCount >= 4)", timeout=120_000)
     t0 = page.evaluate("performance.now()")
     page.evaluate(MARK)
     # Near the end, while the cell still shows its live widget (the record replaces it).
