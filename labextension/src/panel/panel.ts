@@ -51,8 +51,19 @@ export class ForgePanel extends Widget {
       const s = this.scroller;
       this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 48;
     });
-    new MutationObserver(() => this.stick && (this.scroller.scrollTop = this.scroller.scrollHeight))
-      .observe(this.turnsHost, { childList: true, subtree: true, characterData: true });
+    // Stay at the bottom while the reader is there: once a frame, just before it is laid out
+    // (reading scrollHeight after every change forced a layout of the whole chat each time).
+    let scrolling = 0;
+    new MutationObserver(() => {
+      if (this.stick && !scrolling) {
+        scrolling = requestAnimationFrame(() => {
+          scrolling = 0;
+          if (this.stick) {
+            this.scroller.scrollTop = this.scroller.scrollHeight;
+          }
+        });
+      }
+    }).observe(this.turnsHost, { childList: true, subtree: true, characterData: true });
     this.prompt = new PromptBox(r => void this.send(r), () => this.current?.turns.stopAll());
     this.costs = new CostStrip(api);
     this.sessions = new SessionList(api, s => void this.openHistory(s));

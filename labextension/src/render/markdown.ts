@@ -5,7 +5,8 @@
 import DOMPurify, { type Config } from "dompurify";
 import { Marked } from "marked";
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+/** The one Markdown parser (GitHub-flavoured, synchronous); ./stream.ts lexes with its options. */
+export const marked = new Marked({ gfm: true, breaks: false, async: false });
 const purify = DOMPurify(window);
 
 const SAFE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,/i;
@@ -20,6 +21,9 @@ const CONFIG: Config & { RETURN_DOM_FRAGMENT: true } = {
   FORBID_ATTR: ["style", "id", "name", "srcset", "action", "formaction", "ping", "target"],
   ALLOW_DATA_ATTR: false,
   RETURN_DOM_FRAGMENT: true,
+  // Parse as the inside of <body> from the first character: then a piece of a text
+  // (./stream.ts) that starts with a <script> or a comment sanitizes as it does in the whole.
+  FORCE_BODY: true,
 };
 
 purify.addHook("uponSanitizeAttribute", (node, data) => {
@@ -62,8 +66,12 @@ function unblockAsLinks(fragment: DocumentFragment): DocumentFragment {
   return fragment;
 }
 
+/** A sanitized DocumentFragment for `html` (what marked made of model text). */
+export function sanitizeHtml(html: string): DocumentFragment {
+  return unblockAsLinks(purify.sanitize(html, CONFIG));
+}
+
 /** A sanitized DocumentFragment for `text` (Markdown as the model wrote it). */
 export function renderMarkdown(text: string | null | undefined): DocumentFragment {
-  const html = marked.parse(text || "") as string; // a string: the parser is not async
-  return unblockAsLinks(purify.sanitize(html, CONFIG));
+  return sanitizeHtml(marked.parse(text || "") as string); // a string: the parser is not async
 }

@@ -8,6 +8,7 @@ import type {
 } from "../protocol.generated.js";
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { LiveMarkdown } from "./stream.js";
 import { type Asked, type Decision, isQuestion, receive, TurnState } from "./state.js";
 import { citedSources, count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
 
@@ -15,6 +16,10 @@ const LONG_OUTPUT_LINES = 12;
 const LONG_OUTPUT_CHARS = 1500;
 const LONG_DIFF_LINES = 40;
 const IMAGE_MIMES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+// benchmarks/bench_stream_render.py sets this to measure the renderer before ./stream.ts:
+// the whole Markdown rendered again, and the part's element replaced, on every update.
+const renderWhole = (): boolean => (globalThis as { forgeRenderWhole?: boolean }).forgeRenderWhole === true;
 
 /** What a view talks to: the anywidget model in a cell, the panel's CommModel there. */
 export interface Host {
@@ -38,6 +43,9 @@ export class TurnView {
   private readonly startedAt: number;
   private readonly partNodes: Map<string, HTMLElement>;
   private readonly messageNodes: Map<string, MessageNode>;
+  // A streamed text's or reasoning's element, kept across updates so finished blocks stay.
+  private readonly markdown: Map<string, LiveMarkdown>;
+  private readonly reasoningNodes: Map<string, HTMLDetailsElement>;
   private readonly statusEl: HTMLElement;
   private readonly elapsedEl: HTMLElement;
   private readonly stopEl: HTMLButtonElement;
@@ -61,6 +69,8 @@ export class TurnView {
     this.startedAt = performance.now();
     this.partNodes = new Map();
     this.messageNodes = new Map();
+    this.markdown = new Map();
+    this.reasoningNodes = new Map();
 
     this.statusEl = h("span", { class: "forge-status", "data-testid": "status" });
     this.elapsedEl = h("span", { class: "forge-elapsed" });
@@ -274,6 +284,7 @@ export class TurnView {
       return;
     }
     el.dataset.id = p.id;
+    if (old === el) return; // updated in place (a streaming text)
     if (old) {
       const saved = saveUi(old);
       old.replaceWith(el);
@@ -308,12 +319,24 @@ export class TurnView {
     }
   }
 
+  // The part's Markdown in its kept element, updated for what changed since the last frame.
+  liveMarkdown(id: string, cls: string, text: string | null | undefined): HTMLElement {
+    if (renderWhole()) return h("div", { class: cls }, renderMarkdown(text));
+    let live = this.markdown.get(id);
+    if (!live) {
+      live = new LiveMarkdown(h("div", {}));
+      this.markdown.set(id, live);
+    }
+    live.el.className = cls;
+    live.update(text);
+    return live.el;
+  }
+
   textEl(p: TextPart, m: Message | undefined): HTMLElement {
     const streaming = p.time_end === null || p.time_end === undefined;
-    const body = h("div", {
-      class: `forge-text forge-md${p.synthetic ? " forge-synthetic" : ""}`,
-      "data-testid": "text", "data-streaming": String(streaming),
-    }, renderMarkdown(p.text));
+    const body = this.liveMarkdown(p.id, `forge-text forge-md${p.synthetic ? " forge-synthetic" : ""}`, p.text);
+    body.dataset.testid = "text";
+    body.dataset.streaming = String(streaming);
     if (m && m.summary) {
       return h("details", { class: "forge-summary-text", "data-key": `summary:${p.id}` },
         h("summary", {}, "Summary of the earlier conversation"), body);
@@ -328,12 +351,20 @@ export class TurnView {
     if (streaming) label = "Thinking…";
     else if (duration(p) !== null) label = `Thought for ${seconds(duration(p))}`;
     const tail = streaming ? (p.text || "").trim().split("\n").pop()!.slice(-90) : "";
-    return h("details", {
-      class: "forge-reasoning", "data-testid": "reasoning", "data-key": `reasoning:${p.id}`,
-      "data-streaming": String(streaming),
-    }, h("summary", {}, h("span", { class: "forge-label" }, label),
-      tail ? h("span", { class: "forge-reasoning-tail" }, tail) : null),
-    h("div", { class: "forge-md forge-reasoning-body" }, renderMarkdown(p.text)));
+    const summary = h("summary", {}, h("span", { class: "forge-label" }, label),
+      tail ? h("span", { class: "forge-reasoning-tail" }, tail) : null);
+    const body = this.liveMarkdown(p.id, "forge-md forge-reasoning-body", p.text);
+    let details = this.reasoningNodes.get(p.id);
+    if (!details || renderWhole()) {
+      details = h("details", {
+        class: "forge-reasoning", "data-testid": "reasoning", "data-key": `reasoning:${p.id}`,
+      }, summary, body);
+      this.reasoningNodes.set(p.id, details);
+    } else {
+      details.firstElementChild!.replaceWith(summary); // the body, and open or not, stay
+    }
+    details.dataset.streaming = String(streaming);
+    return details;
   }
 
   toolEl(p: ToolPart): HTMLElement {

@@ -1,0 +1,96 @@
+"""A long Markdown answer streamed into a cell and the side panel, and what it costs the page:
+the long tasks (PerformanceObserver 'longtask') while it streams, and whether the first block's
+DOM node survived to the end (a finished block is never rendered again). Shared by
+tests/browser/test_stream_render.py and benchmarks/bench_stream_render.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from forge_jupyter.testing import FakeModelServer, Turn, text
+from tests.browser.lab_helpers import Lab, NotebookPage, forge_cell
+from tests.browser.panel_page import PanelPage
+
+LOAD = "%load_ext forge_jupyter"
+
+# Installed before Lab loads: long tasks are buffered from the start.
+OBSERVE = """
+window.__forgeLong = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__forgeLong.push([e.startTime, e.duration]);
+}).observe({ type: 'longtask', buffered: true });
+"""
+
+# The first block of each text (cell, panel) marked once four are there (the last two are the
+# open tail, rendered again while they grow): it must be the same node at the end.
+MARK = """() => {
+  const texts = [...document.querySelectorAll('[data-testid=text]')];
+  for (const t of texts) { t.__forgeText = true; if (t.firstElementChild) t.firstElementChild.__forgeFirst = true; }
+  return texts.map((t) => t.childElementCount);
+}"""
+KEPT = """() => [...document.querySelectorAll('[data-testid=text]')].map((t) => ({
+  panel: !!t.closest('[data-testid=panel-turn]'), text: !!t.__forgeText,
+  first: !!(t.firstElementChild && t.firstElementChild.__forgeFirst), chars: t.textContent.length }))"""
+
+
+def long_answer(chars: int) -> str:
+    """Markdown as a model writes a long answer: headings, paragraphs, lists, tables, code."""
+    parts: list[str] = []
+    i = 0
+    while sum(len(p) + 2 for p in parts) < chars:
+        i += 1
+        parts += [
+            f"## Section {i}: what the data says",
+            f"The **{i}th** finding: revenue grew in `region_{i}` while costs stayed flat; "
+            "see [the report](https://example.com/report) for the method and its caveats.",
+            "\n".join(f"- point {i}.{k}: a *short* remark about the trend" for k in range(4)),
+            "| metric | value | change |\n|---|--:|:-:|\n"
+            + "\n".join(f"| m{k} | {k * i} | +{k}% |" for k in range(4)),
+            f"```python\ndf = load('part_{i}.csv')\nsummary = df.groupby('region').sum()\nprint(summary)\n```",
+        ]
+    return "\n\n".join(parts)
+
+
+@dataclass
+class Streamed:
+    stream_ms: float
+    long_ms: float
+    worst_ms: float
+    count: int
+    kept: list[dict[str, Any]]
+
+    @property
+    def share(self) -> float:
+        return self.long_ms / self.stream_ms if self.stream_ms else 0.0
+
+
+def stream_long_answer(page: Any, lab: Lab, script: FakeModelServer, name: str, answer: str,
+                       whole: bool = False, panel: bool = True, chunk: int = 20,
+                       chunk_delay: float = 0.01) -> Streamed:
+    """Stream `answer` into a %%forge cell, with the panel open or not; `whole` selects the
+    renderer before incremental rendering (all the Markdown rendered again on every update)."""
+    page.add_init_script(OBSERVE + ("window.forgeRenderWhole = true;" if whole else ""))
+    script.add(Turn([text(answer, chunk=chunk)], chunk_delay=chunk_delay))
+    lab.write_notebook(name, [LOAD, forge_cell("Write a long report.")])
+    nb = NotebookPage(page, lab, name).open()
+    if panel:
+        PanelPage(page).open()
+    views = 2 if panel else 1
+    nb.run_all()
+    page.wait_for_function(f"document.querySelectorAll('[data-testid=text]').length >= {views}"
+                           " && [...document.querySelectorAll('[data-testid=text]')]"
+                           ".every((t) => t.childElementCount >= 4)", timeout=120_000)
+    t0 = page.evaluate("performance.now()")
+    page.evaluate(MARK)
+    # Near the end, while the cell still shows its live widget (the record replaces it).
+    last = answer.rsplit("## ", 2)[-2].split(":")[0]
+    page.wait_for_function(f"""[...document.querySelectorAll('[data-testid=text]')].length >= {views} &&
+        [...document.querySelectorAll('[data-testid=text]')].every((t) => t.textContent.includes({last!r}))""",
+                           timeout=300_000)
+    kept = page.evaluate(KEPT)
+    nb.wait_idle(1, timeout=300)
+    t1 = page.evaluate("performance.now()")
+    tasks = [(s, d) for s, d in page.evaluate("window.__forgeLong") if s + d >= t0 and s <= t1]
+    return Streamed(stream_ms=t1 - t0, long_ms=sum(d for _, d in tasks),
+                    worst_ms=max((d for _, d in tasks), default=0.0), count=len(tasks), kept=kept)
