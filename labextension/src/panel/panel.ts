@@ -109,7 +109,7 @@ export class ForgePanel extends Widget {
       if (this.shown) {
         link.enable();
       }
-      entry = { link, turns: new LiveTurns(link) };
+      entry = { link, turns: new LiveTurns(link, this.api) };
       this.links.set(nb, entry);
       const e = entry;
       link.stateChanged.connect((_, state) => this.onState(e, state));
