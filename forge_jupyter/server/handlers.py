@@ -73,13 +73,14 @@ NO_SESSION = ("no such session in this server's store; list the sessions with "
 
 
 class SessionsHandler(ForgeAPIHandler):
-    """``GET /forge/api/sessions?q=&cursor=&limit=``"""
+    """``GET /forge/api/sessions?q=&cursor=&limit=&notebook=``"""
 
     def reading(self) -> Callable[[], dict[str, Any]]:
         q = params.search(self.arg("q"))
         cursor = params.session_cursor(self.arg("cursor"))
         limit = params.limit(self.arg("limit"), params.SESSIONS_LIMIT)
-        return lambda: self.reader.sessions(q, cursor, limit)
+        notebook = params.notebook(self.arg("notebook"), self.settings.get("server_root_dir", ""))
+        return lambda: self.reader.sessions(q, cursor, limit, notebook=notebook)
 
 
 class SessionHandler(ForgeAPIHandler):

@@ -176,9 +176,11 @@ class HistoryReader:
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def sessions(self, q: str | None, cursor: SessionCursor | None, limit: int) -> dict[str, Any]:
+    def sessions(self, q: str | None, cursor: SessionCursor | None, limit: int, *,
+                 notebook: tuple[str, str] | None = None) -> dict[str, Any]:
         """A page of live sessions, most recent activity first; ``q`` finds a title, name or
-        message text containing it."""
+        message text containing it; ``notebook`` (its path absolute and as sent) keeps the
+        sessions that notebook created (its top-level ones, as its kernel picks its current session)."""
         store = self.store()
         if store is None:
             return {"sessions": [], "next_cursor": None}
@@ -189,6 +191,9 @@ class HistoryReader:
         if q is not None:
             where.append(_FOUND.format(lower=self._lowering(store)))
             params += [q, q, q]
+        if notebook is not None:
+            where.append("s.metadata ->> '$.notebook' IN (?, ?) AND s.parent_id IS NULL")
+            params += list(notebook)
         page = self._rows(store, " AND ".join(where), [*params, limit + 1])
         more = len(page) > limit
         page = page[:limit]

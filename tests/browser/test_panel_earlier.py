@@ -6,6 +6,7 @@ turns"), then the live ones — each turn once. In a real JupyterLab and Chromiu
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -111,4 +112,37 @@ def test_the_chat_pages_back_through_a_long_session(page, lab, script):
     assert len(texts) == many, [t[:30] for t in texts]
     assert [f"answer number {i}" in t for i, t in enumerate(texts)] == [True] * many
     more.wait_for(state="hidden")
+    assert not page.forge_errors
+
+
+def test_a_notebook_reopened_while_its_kernel_is_busy_shows_its_chat_at_once(page, lab, script):
+    script.add(Turn.text("The first answer."), Turn.text("The queued answer."))
+    lab.write_notebook("earlier_busy.ipynb", [LOAD, forge_cell("First question."),
+                                              "import time\ntime.sleep(20)",
+                                              forge_cell("Queued question.")])
+    nb = NotebookPage(page, lab, "earlier_busy.ipynb").open()
+    nb.run_all()
+    nb.wait_idle(1)
+    nb.wait_busy(2)
+    nb.save()
+    page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+
+    nb = NotebookPage(page, lab, "earlier_busy.ipynb")
+    nb.page.goto(f"{lab.url}/lab/workspaces/busy/tree/{lab.path('earlier_busy.ipynb')}"
+                 f"?reset&token={lab.token}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session")
+    panel = PanelPage(page).open()
+    started = time.monotonic()
+    # The kernel is busy: the header says so, and the chat is read from the store meanwhile.
+    panel.tid("panel-state").filter(has_text="kernel busy").wait_for(timeout=10_000)
+    exchange = panel.tid("panel-earlier-exchange").first
+    exchange.wait_for(timeout=10_000)
+    assert time.monotonic() - started < 10
+    assert "The first answer." in exchange.inner_text()
+    assert panel.root.get_attribute("data-state") != "attached", "the cell still runs"
+    # When the kernel frees, the panel connects; the queued cell's turn shows live.
+    panel.wait_state("attached", timeout=60)
+    queued = panel.tid("panel-chat").filter(has_text="The queued answer.")
+    queued.wait_for(timeout=60_000)
     assert not page.forge_errors

@@ -223,3 +223,12 @@ async def test_no_token_or_a_wrong_one_is_403_and_writing_methods_405(jp_fetch, 
         await refused(jp_fetch, 405, *path, method=method, body=body)
     assert len(every_session(history.store())) == 4
     assert TENANT == "alice"
+
+
+async def test_the_sessions_a_notebook_created_are_found_by_its_path(jp_fetch, history):
+    """The panel reads a notebook's chat while its kernel is busy: by the notebook's path."""
+    page = await get(jp_fetch, *SESSIONS, notebook=NOTEBOOK)
+    # its own session, not the fork (which names the notebook only through its prompts)
+    assert [s["id"] for s in page["sessions"]] == [history.ids["analysis"]]
+    assert (await get(jp_fetch, *SESSIONS, notebook="elsewhere.ipynb"))["sessions"] == []
+    assert len((await get(jp_fetch, *SESSIONS, notebook=""))["sessions"]) == 4  # no filter

@@ -87,8 +87,14 @@ export class ApiError extends Error {
 export class ForgeApi {
   constructor(private readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
 
-  sessions(q: string, cursor: string | null, limit = 30): Promise<ISessionPage> {
-    return this.get('sessions', { q, cursor, limit });
+  sessions(q: string, cursor: string | null, limit = 30, notebook = ''): Promise<ISessionPage> {
+    return this.get('sessions', { q, cursor, limit, notebook });
+  }
+
+  /** The newest session a notebook created (its path as JupyterLab names it), or null. */
+  async notebookSession(path: string): Promise<ISession | null> {
+    const page = await this.sessions('', null, 1, path);
+    return page.sessions[0] ?? null;
   }
 
   messages(id: string, cursor: string | null, limit = 200): Promise<IMessagePage> {

@@ -76,6 +76,35 @@ export class EarlierTurns {
     }
   }
 
+  /** Read what the session gained since it was read (a turn that ran while the chat could
+   * not follow it live: the kernel was busy, the comm not open yet). */
+  async refresh(): Promise<void> {
+    const sessionId = this.session;
+    const generation = this.generation;
+    if (!sessionId || this.el.dataset.loaded !== 'true' || this.refreshing) {
+      return;
+    }
+    this.refreshing = true;
+    try {
+      const { session } = await this.api.session(sessionId);
+      const have = this.start + this.messages.length;
+      if (generation !== this.generation || session.messages <= have) {
+        return;
+      }
+      const page = await this.api.messages(sessionId, String(have), Math.min(500, session.messages - have));
+      if (generation !== this.generation || this.start + this.messages.length !== have) {
+        return;
+      }
+      this.messages = [...this.messages, ...page.messages];
+      this.boundaries = page.boundaries;
+      this.draw();
+    } catch (err) {
+      console.warn('forge panel: the session could not be read again', err);
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
   /** Leave out what the live part now shows (called when a live turn appears or grows). */
   prune(): void {
     const { messageIds, prompts } = this.shown();
@@ -147,6 +176,7 @@ export class EarlierTurns {
   private readonly noteEl: HTMLElement;
   private readonly bodyEl: HTMLElement;
   private session = '';
+  private refreshing = false;
   private generation = 0;
   private start = 0; // the timeline position of the first message read
   private messages: IStoredMessage[] = [];

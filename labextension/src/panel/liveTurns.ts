@@ -50,9 +50,14 @@ export class LiveTurns {
     }
   }
 
+  /** The session whose stored turns the chat shows ("" before one is known). */
+  get sessionId(): string {
+    return this.earlier.sessionId;
+  }
+
   /** Show the stored turns of `sessionId` above the live ones (the notebook's session). */
   async showSession(sessionId: string): Promise<void> {
-    await this.earlier.load(sessionId);
+    await (sessionId === this.earlier.sessionId ? this.earlier.refresh() : this.earlier.load(sessionId));
     this.emptyEl.hidden = this.earlier.exchanges > 0;
   }
 
