@@ -101,6 +101,15 @@ class MessagesHandler(ForgeAPIHandler):
         return lambda: self.reader.messages(sid, start, limit)
 
 
+class RecordHandler(ForgeAPIHandler):
+    """``GET /forge/api/sessions/{id}/record?pos=``"""
+
+    def reading(self, raw_id: str) -> Callable[[], dict[str, Any]]:
+        sid = params.session_id(raw_id)
+        pos = params.message_cursor(self.arg("pos"))
+        return lambda: self.reader.record(sid, pos)
+
+
 class CostsHandler(ForgeAPIHandler):
     """``GET /forge/api/costs?session=&notebook=&tz=``"""
 
@@ -117,5 +126,6 @@ ROUTES: tuple[tuple[str, type[ForgeAPIHandler]], ...] = (
     (r"forge/api/sessions", SessionsHandler),
     (r"forge/api/sessions/([^/]+)", SessionHandler),
     (r"forge/api/sessions/([^/]+)/messages", MessagesHandler),
+    (r"forge/api/sessions/([^/]+)/record", RecordHandler),
     (r"forge/api/costs", CostsHandler),
 )

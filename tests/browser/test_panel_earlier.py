@@ -145,4 +145,11 @@ def test_a_notebook_reopened_while_its_kernel_is_busy_shows_its_chat_at_once(pag
     panel.wait_state("attached", timeout=60)
     queued = panel.tid("panel-chat").filter(has_text="The queued answer.")
     queued.wait_for(timeout=60_000)
+    # Its cell's output went to the closed page: the record comes back from the store, into
+    # the notebook (what saving writes).
+    page.wait_for_function("""() => JSON.stringify(window.jupyterapp.shell.currentWidget.content
+        .widgets[3].model.outputs.toJSON()).includes('The queued answer.')""", timeout=30_000)
+    [record] = nb.outputs(3)
+    assert record["output_type"] == "display_data" and "text/html" in record["data"]
+    assert nb.outputs(1), "a cell that kept its record is left as it is"
     assert not page.forge_errors

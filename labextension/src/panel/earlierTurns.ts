@@ -20,7 +20,8 @@ export interface IShown {
 export class EarlierTurns {
   readonly el: HTMLElement;
 
-  constructor(private readonly api: ForgeApi, private readonly shown: () => IShown) {
+  constructor(private readonly api: ForgeApi, private readonly shown: () => IShown,
+    private readonly onRead: (sessionId: string, messages: IStoredMessage[]) => void = () => undefined) {
     this.moreEl = h('button', {
       type: 'button', class: 'forge-button forge-panel-more', 'data-testid': 'panel-load-earlier',
       hidden: true, onclick: () => void this.more()
@@ -161,6 +162,7 @@ export class EarlierTurns {
     this.el.dataset.loaded = 'true';
     this.note('');
     this.prune();
+    this.onRead(this.session, this.messages);
   }
 
   private note(text: string, level?: 'error'): void {

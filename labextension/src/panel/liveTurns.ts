@@ -7,7 +7,7 @@ import { Signal } from '@lumino/signaling';
 import { h } from '../render/dom.js';
 import { TurnView } from '../render/view.js';
 import { CommModel } from './adapter';
-import { ForgeApi } from './api';
+import { ForgeApi, IStoredMessage } from './api';
 import { EarlierTurns, IShown } from './earlierTurns';
 import { KernelLink } from './kernelLink';
 import { IBatch, ITurn, KernelMessage } from './protocol';
@@ -28,10 +28,11 @@ export class LiveTurns {
   /** A turn started or ended (the prompt box shows Stop while one runs). */
   readonly changed = new Signal<this, void>(this);
 
-  constructor(private readonly link: KernelLink, api: ForgeApi) {
+  constructor(private readonly link: KernelLink, api: ForgeApi,
+    onRead?: (sessionId: string, messages: IStoredMessage[]) => void) {
     this.emptyEl = h('div', { class: 'forge-panel-empty', 'data-testid': 'panel-empty' },
       'Runs of this notebook appear here as they happen: a prompt sent below, or a %%forge cell.');
-    this.earlier = new EarlierTurns(api, () => this.shown());
+    this.earlier = new EarlierTurns(api, () => this.shown(), onRead);
     this.el = h('div', { class: 'forge-panel-turns', 'data-testid': 'panel-turns' }, this.earlier.el, this.emptyEl);
     link.received.connect((_, msg) => this.handle(msg));
     link.lost.connect((_, why) => this.endAll(why));

@@ -8,6 +8,7 @@ import { Widget } from '@lumino/widgets';
 
 import { h } from '../render/dom.js';
 import { ForgeApi, ISession } from './api';
+import { CellRecords } from './cellRecords';
 import { CostStrip } from './costs';
 import { HistoryView } from './history';
 import { forgeIcon } from './icon';
@@ -115,7 +116,8 @@ export class ForgePanel extends Widget {
       if (this.shown) {
         link.enable();
       }
-      entry = { link, turns: new LiveTurns(link, this.api) };
+      const records = new CellRecords(this.api, nb);
+      entry = { link, turns: new LiveTurns(link, this.api, (sid, messages) => void records.restore(sid, messages)) };
       this.links.set(nb, entry);
       const e = entry;
       link.stateChanged.connect((_, state) => this.onState(e, state));
