@@ -99,8 +99,9 @@ def test_the_chat_pages_back_through_a_long_session(page, lab, script):
 
     panel = PanelPage(page).open()
     panel.wait_state("attached")
+    panel.tid("panel-earlier-exchange").first.wait_for(timeout=30_000)
     more = panel.tid("panel-load-earlier")
-    more.wait_for(timeout=30_000)
+    assert more.is_visible()
     texts = earlier_texts(panel)
     assert f"answer number {many - 1}" in texts[-1]
     assert not any("question number 0\n" in t for t in texts)

@@ -7,7 +7,7 @@ import { h } from '../render/dom.js';
 import { count } from '../render/words.js';
 import { ForgeApi, IBoundary, IStoredMessage } from './api';
 import { blockEl } from './history';
-import { Block, BlockBuilder } from './historyBlocks';
+import { Block, BlockBuilder, promptText } from './historyBlocks';
 
 export const EARLIER_PAGE = 60; // messages read per page (a few turns of a tool-using agent)
 
@@ -186,8 +186,7 @@ export class EarlierTurns {
 }
 
 function isPrompt(m: IStoredMessage): boolean {
-  return m.role === 'user' && !m.parts.some(p => p.type === 'compaction') &&
-    m.parts.some(p => p.type === 'text' && !p.synthetic);
+  return promptText(m) !== null;
 }
 
 /** The blocks grouped by exchange: a prompt (with the boundary before it) and its turns. */

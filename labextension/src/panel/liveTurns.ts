@@ -62,6 +62,19 @@ export class LiveTurns {
     this.emptyEl.hidden = this.earlier.exchanges > 0;
   }
 
+  /** A prompt sent from the box that the kernel has not started yet (it waits behind a
+   * running cell): shown, marked queued, until its turn begins; the returned call removes it. */
+  queued(prompt: string): () => void {
+    const el = h('section', { class: 'forge-panel-queued', 'data-testid': 'panel-queued' },
+      h('div', { class: 'forge-panel-prompt' },
+        h('span', { class: 'forge-panel-origin' }, 'You'),
+        h('div', { class: 'forge-panel-prompt-text' }, prompt)),
+      h('span', { class: 'forge-panel-queued-tag' }, 'queued — runs when the kernel is free'));
+    this.emptyEl.hidden = true;
+    this.el.append(el);
+    return () => el.remove();
+  }
+
   handle(msg: KernelMessage): void {
     switch (msg.kind) {
       case 'turn':

@@ -16,7 +16,7 @@ import { KernelLink, LinkState } from './kernelLink';
 import { LiveTurns } from './liveTurns';
 import { IPromptRequest, PromptBox } from './promptBox';
 import { forgeCode, KernelMessage } from './protocol';
-import { runPrompt } from './runner';
+import { QUEUED, runPrompt } from './runner';
 import { SessionList } from './sessions';
 import { basename } from './time';
 import { Tabs } from './tabs';
@@ -259,10 +259,25 @@ export class ForgePanel extends Widget {
     try {
       const code = forgeCode(r.prompt, r.model, r.agent);
       this.stick = true;
-      await runPrompt(entry.link, code, {
-        status: (text, level) => here() && this.prompt.status(text, level),
-        output: text => here() && this.prompt.output(text)
-      });
+      let unqueue: (() => void) | null = null;
+      try {
+        await runPrompt(entry.link, code, {
+          status: (text, level) => {
+            if (text === QUEUED && !unqueue) {
+              unqueue = entry.turns.queued(r.prompt); // shown until the kernel starts it
+            } else if (!text && unqueue) {
+              unqueue();
+              unqueue = null;
+            }
+            if (here()) {
+              this.prompt.status(text, level);
+            }
+          },
+          output: text => here() && this.prompt.output(text)
+        });
+      } finally {
+        (unqueue as (() => void) | null)?.();
+      }
     } catch (err) {
       if (here()) {
         this.prompt.status((err as Error).message, 'error');
