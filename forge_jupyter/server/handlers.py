@@ -73,13 +73,14 @@ NO_SESSION = ("no such session in this server's store; list the sessions with "
 
 
 class SessionsHandler(ForgeAPIHandler):
-    """``GET /forge/api/sessions?q=&cursor=&limit=``"""
+    """``GET /forge/api/sessions?q=&cursor=&limit=&notebook=``"""
 
     def reading(self) -> Callable[[], dict[str, Any]]:
         q = params.search(self.arg("q"))
         cursor = params.session_cursor(self.arg("cursor"))
         limit = params.limit(self.arg("limit"), params.SESSIONS_LIMIT)
-        return lambda: self.reader.sessions(q, cursor, limit)
+        notebook = params.notebook(self.arg("notebook"), self.settings.get("server_root_dir", ""))
+        return lambda: self.reader.sessions(q, cursor, limit, notebook=notebook)
 
 
 class SessionHandler(ForgeAPIHandler):
@@ -100,6 +101,15 @@ class MessagesHandler(ForgeAPIHandler):
         return lambda: self.reader.messages(sid, start, limit)
 
 
+class RecordHandler(ForgeAPIHandler):
+    """``GET /forge/api/sessions/{id}/record?pos=``"""
+
+    def reading(self, raw_id: str) -> Callable[[], dict[str, Any]]:
+        sid = params.session_id(raw_id)
+        pos = params.message_cursor(self.arg("pos"))
+        return lambda: self.reader.record(sid, pos)
+
+
 class CostsHandler(ForgeAPIHandler):
     """``GET /forge/api/costs?session=&notebook=&tz=``"""
 
@@ -116,5 +126,6 @@ ROUTES: tuple[tuple[str, type[ForgeAPIHandler]], ...] = (
     (r"forge/api/sessions", SessionsHandler),
     (r"forge/api/sessions/([^/]+)", SessionHandler),
     (r"forge/api/sessions/([^/]+)/messages", MessagesHandler),
+    (r"forge/api/sessions/([^/]+)/record", RecordHandler),
     (r"forge/api/costs", CostsHandler),
 )

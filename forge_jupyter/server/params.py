@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..ids import is_id
 
 SESSIONS_LIMIT = (50, 200)  # (default, most) sessions per page
+MAX_PATH = 4096  # characters of a notebook path
 MESSAGES_LIMIT = (100, 500)  # (default, most) messages per page
 MAX_QUERY = 200  # characters of a search
 _DIGITS = re.compile(r"[0-9]{1,10}")
@@ -47,6 +48,20 @@ def search(raw: str | None) -> str | None:
     if "\x00" in text:
         raise BadRequest("q cannot hold a NUL character; search for printable text")
     return text
+
+
+def notebook(raw: str | None, root: str) -> tuple[str, str] | None:
+    """``notebook``: a notebook's path as JupyterLab names it (relative to the server's root):
+    (absolute, as its kernel records it; as given, as a script may have); None when absent."""
+    import os
+
+    text = (raw or "").strip()
+    if not text:
+        return None
+    if len(text) > MAX_PATH or "\x00" in text:
+        raise BadRequest(f"notebook is a path of at most {MAX_PATH} characters, without NUL; "
+                         "send the notebook's path as JupyterLab shows it")
+    return os.path.abspath(os.path.join(os.path.expanduser(root), text.lstrip("/"))), text
 
 
 def session_id(raw: str) -> str:

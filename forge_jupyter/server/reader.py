@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound
-from . import shapes
+from ..messages import TERMINAL_STATUSES
+from . import params, shapes
 from .params import BadRequest, SessionCursor
 
 if TYPE_CHECKING:
@@ -176,9 +177,11 @@ class HistoryReader:
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def sessions(self, q: str | None, cursor: SessionCursor | None, limit: int) -> dict[str, Any]:
+    def sessions(self, q: str | None, cursor: SessionCursor | None, limit: int, *,
+                 notebook: tuple[str, str] | None = None) -> dict[str, Any]:
         """A page of live sessions, most recent activity first; ``q`` finds a title, name or
-        message text containing it."""
+        message text containing it; ``notebook`` (its path absolute and as sent) keeps the
+        sessions that notebook created (its top-level ones, as its kernel picks its current session)."""
         store = self.store()
         if store is None:
             return {"sessions": [], "next_cursor": None}
@@ -189,6 +192,9 @@ class HistoryReader:
         if q is not None:
             where.append(_FOUND.format(lower=self._lowering(store)))
             params += [q, q, q]
+        if notebook is not None:
+            where.append("s.metadata ->> '$.notebook' IN (?, ?) AND s.parent_id IS NULL")
+            params += list(notebook)
         page = self._rows(store, " AND ".join(where), [*params, limit + 1])
         more = len(page) > limit
         page = page[:limit]
@@ -254,6 +260,27 @@ class HistoryReader:
                 "boundaries": [shapes.boundary_json(r) for r in marks if r["boundary"]],
                 "next_cursor": page.next_cursor}
 
+    def record(self, session_id: str, pos: int) -> dict[str, Any]:
+        """The cell record of the turn whose prompt is at ``pos``: what the kernel leaves in a
+        %%forge cell when the turn ends, for a cell whose front end was closed meanwhile."""
+        from ..render import turn_work_html, turn_work_text
+
+        store = self._existing()
+        page = store.timeline(session_id, cursor=str(pos), limit=params.MESSAGES_LIMIT[1])
+        if not page.items or not _is_prompt(page.items[0]):
+            raise BadRequest(f"position {pos} of this session's timeline is not a prompt; send "
+                             "the pos of a user message the messages route listed")
+        turn = []
+        for message in page.items[1:]:
+            if _is_prompt(message):
+                break
+            turn.append(message)
+        done = bool(turn) and all(m.role != "assistant" or m.status in TERMINAL_STATUSES for m in turn)
+        data = ({"text/html": turn_work_html(turn, with_answer=True),
+                 "text/plain": turn_work_text(turn, with_answer=True)} if turn else {})
+        return {"prompt": shapes.message_json(page.items[0], pos, False, False)["origin"],
+                "done": done, "data": data}
+
     # -- costs ------------------------------------------------------------------------------
 
     def costs(self, session_id: str | None, notebook: str | None, since: datetime
@@ -289,3 +316,9 @@ class HistoryReader:
         if store is None:
             raise NotFound("no store file yet")
         return store
+
+
+def _is_prompt(message: Any) -> bool:
+    """A person's prompt: a user message with text, not a compaction's request."""
+    return message.role == "user" and not any(p.type == "compaction" for p in message.parts) \
+        and any(p.type == "text" and not getattr(p, "synthetic", False) for p in message.parts)

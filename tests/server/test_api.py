@@ -223,3 +223,29 @@ async def test_no_token_or_a_wrong_one_is_403_and_writing_methods_405(jp_fetch, 
         await refused(jp_fetch, 405, *path, method=method, body=body)
     assert len(every_session(history.store())) == 4
     assert TENANT == "alice"
+
+
+async def test_the_sessions_a_notebook_created_are_found_by_its_path(jp_fetch, history):
+    """The panel reads a notebook's chat while its kernel is busy: by the notebook's path."""
+    page = await get(jp_fetch, *SESSIONS, notebook=NOTEBOOK)
+    # its own session, not the fork (which names the notebook only through its prompts)
+    assert [s["id"] for s in page["sessions"]] == [history.ids["analysis"]]
+    assert (await get(jp_fetch, *SESSIONS, notebook="elsewhere.ipynb"))["sessions"] == []
+    assert len((await get(jp_fetch, *SESSIONS, notebook=""))["sessions"]) == 4  # no filter
+
+
+async def test_the_record_of_a_turn_is_its_cells_record_read_from_the_store(jp_fetch, history):
+    """What a %%forge cell missed when its page was closed: the record, by its prompt's pos."""
+    sid = history.ids["analysis"]
+    page = await get(jp_fetch, "sessions", sid, "messages")
+    prompt = next(m for m in page["messages"] if m["role"] == "user")
+    answer = next(m for m in page["messages"] if m["role"] == "assistant" and m["pos"] > prompt["pos"])
+    texts = [p["text"] for m in page["messages"] if m["role"] == "assistant" and m["pos"] > prompt["pos"]
+             for p in m["parts"] if p["type"] == "text" and p.get("text")]
+    record = await get(jp_fetch, "sessions", sid, "record", pos=str(prompt["pos"]))
+    assert record["done"] is True
+    assert record["prompt"]["cell_id"] == "c1"
+    assert texts and texts[0].strip()[:20] in record["data"]["text/plain"]  # its answer
+    assert record["data"]["text/html"]
+    refusal = await refused(jp_fetch, 400, "sessions", sid, "record", params={"pos": str(answer["pos"])})
+    assert "not a prompt" in refusal["message"]

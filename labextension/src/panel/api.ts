@@ -59,6 +59,13 @@ export interface IMessagePage {
   next_cursor: string | null;
 }
 
+/** A turn's cell record as the kernel leaves it in its %%forge cell (server/reader.record). */
+export interface IRecord {
+  prompt: { notebook?: string | null; cell_id?: string | null; execution_count?: number | null } | null;
+  done: boolean;
+  data: Record<string, string>;
+}
+
 export interface ITotals {
   cost: number | null;
   input_tokens: number;
@@ -87,8 +94,14 @@ export class ApiError extends Error {
 export class ForgeApi {
   constructor(private readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
 
-  sessions(q: string, cursor: string | null, limit = 30): Promise<ISessionPage> {
-    return this.get('sessions', { q, cursor, limit });
+  sessions(q: string, cursor: string | null, limit = 30, notebook = ''): Promise<ISessionPage> {
+    return this.get('sessions', { q, cursor, limit, notebook });
+  }
+
+  /** The newest session a notebook created (its path as JupyterLab names it), or null. */
+  async notebookSession(path: string): Promise<ISession | null> {
+    const page = await this.sessions('', null, 1, path);
+    return page.sessions[0] ?? null;
   }
 
   messages(id: string, cursor: string | null, limit = 200): Promise<IMessagePage> {
@@ -97,6 +110,11 @@ export class ForgeApi {
 
   session(id: string): Promise<{ session: ISession; totals: ITotals }> {
     return this.get(`sessions/${encodeURIComponent(id)}`, {});
+  }
+
+  /** The cell record of the turn whose prompt is at `pos` (GET …/record). */
+  record(id: string, pos: number): Promise<IRecord> {
+    return this.get(`sessions/${encodeURIComponent(id)}/record`, { pos });
   }
 
   costs(session: string, notebook: string): Promise<ICosts> {

@@ -82,45 +82,46 @@ export class HistoryView {
 
   private draw(blocks: Block[]): void {
     for (const b of blocks) {
-      this.bodyEl.append(this.blockEl(b));
+      this.bodyEl.append(blockEl(b));
     }
-  }
-
-  private blockEl(b: Block): HTMLElement {
-    if (b.kind === 'boundary') {
-      return divider(b.boundary);
-    }
-    const el = b.kind === 'prompt'
-      ? h('div', { class: 'forge-panel-prompt', 'data-testid': 'history-prompt', 'data-message-id': b.message.id },
-        h('span', { class: 'forge-panel-origin' }, 'You'),
-        h('div', { class: 'forge-panel-prompt-text' }, b.text))
-      : this.turnEl(b.ops, b.messages.find(m => m.replayed)?.replayed ?? null);
-    if (!b.superseded) {
-      return el;
-    }
-    return h('div', { class: 'forge-panel-superseded', 'data-superseded': 'true' },
-      h('span', { class: 'forge-panel-superseded-tag', 'data-testid': 'superseded-tag' }, 'superseded by compaction'),
-      el);
-  }
-
-  private turnEl(ops: Op[], replayed: string | null): HTMLElement {
-    const host = h('div', { class: 'forge-panel-history-turn', 'data-testid': 'history-turn' });
-    if (replayed) {
-      // a turn written again from its recording (no model was asked), as its cell's record says
-      host.append(h('span', { class: 'forge-panel-replayed-tag', 'data-testid': 'replayed-tag' }, replayed));
-    }
-    // A finished turn: one snapshot, one draw, and no timers left behind.
-    const view = new TurnView(host, NO_HOST);
-    view.onMessage({ kind: 'snapshot', seq: 0, ops });
-    view.draw();
-    view.dispose();
-    return host;
   }
 
   private readonly headEl: HTMLElement;
   private readonly bodyEl: HTMLElement;
   private readonly noteEl: HTMLElement;
   private generation = 0;
+}
+
+/** One block of a stored timeline as the history and the chat's earlier turns draw it. */
+export function blockEl(b: Block): HTMLElement {
+  if (b.kind === 'boundary') {
+    return divider(b.boundary);
+  }
+  const el = b.kind === 'prompt'
+    ? h('div', { class: 'forge-panel-prompt', 'data-testid': 'history-prompt', 'data-message-id': b.message.id },
+      h('span', { class: 'forge-panel-origin' }, 'You'),
+      h('div', { class: 'forge-panel-prompt-text' }, b.text))
+    : turnEl(b.ops, b.messages.find(m => m.replayed)?.replayed ?? null);
+  if (!b.superseded) {
+    return el;
+  }
+  return h('div', { class: 'forge-panel-superseded', 'data-superseded': 'true' },
+    h('span', { class: 'forge-panel-superseded-tag', 'data-testid': 'superseded-tag' }, 'superseded by compaction'),
+    el);
+}
+
+function turnEl(ops: Op[], replayed: string | null): HTMLElement {
+  const host = h('div', { class: 'forge-panel-history-turn', 'data-testid': 'history-turn' });
+  if (replayed) {
+    // a turn written again from its recording (no model was asked), as its cell's record says
+    host.append(h('span', { class: 'forge-panel-replayed-tag', 'data-testid': 'replayed-tag' }, replayed));
+  }
+  // A finished turn: one snapshot, one draw, and no timers left behind.
+  const view = new TurnView(host, NO_HOST);
+  view.onMessage({ kind: 'snapshot', seq: 0, ops });
+  view.draw();
+  view.dispose();
+  return host;
 }
 
 function divider(b: IBoundary): HTMLElement {

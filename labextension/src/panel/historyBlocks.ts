@@ -63,7 +63,7 @@ export class BlockBuilder {
 }
 
 /** A person's prompt: a user message with text and no compaction request; null otherwise. */
-function promptText(m: IStoredMessage): string | null {
+export function promptText(m: IStoredMessage): string | null {
   if (m.role !== 'user' || m.parts.some(p => p.type === 'compaction')) {
     return null;
   }

@@ -2,7 +2,7 @@
 // kernel at `%load_ext forge_jupyter`, or by the panel when forge was loaded before the page),
 // kept across kernel restarts and kernel changes, and what arrives on it.
 import { ISessionContext } from '@jupyterlab/apputils';
-import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { Kernel, KernelAPI, KernelMessage } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
 import type { PanelCommand } from '../protocol.generated';
@@ -17,10 +17,13 @@ export type LinkState =
   | 'attached'; // a comm that said hello: info, turns and batches arrive
 
 const HELLO_EVERY_MS = 1000; // a view that missed a batch asks again at most this often
+const BUSY_POLL_MS = 2000; // while connecting, how often the server is asked if the kernel is busy
 
 export class KernelLink {
   readonly received = new Signal<this, ForgeMessage>(this);
   readonly stateChanged = new Signal<this, LinkState>(this);
+  /** The kernel went busy or idle (a comm opened to a busy kernel waits until it is idle). */
+  readonly busyChanged = new Signal<this, boolean>(this);
   /** The kernel went away with its turns (restart, shutdown, another kernel chosen). */
   readonly lost = new Signal<this, string>(this);
   info: IInfo | null = null;
@@ -36,6 +39,14 @@ export class KernelLink {
 
   get state(): LinkState {
     return this._state;
+  }
+
+  /** The kernel is running a cell (or starting): what the kernel is asked now waits. */
+  get busy(): boolean {
+    const status = this._kernel?.status;
+    // A page opened on a kernel already running a cell sees no status until the cell ends:
+    // the server's record of the kernel says (pollBusy).
+    return status === 'busy' || (status === 'unknown' && this._serverBusy);
   }
 
   get attached(): boolean {
@@ -56,6 +67,7 @@ export class KernelLink {
     }
     if (this._state !== 'connecting') {
       this._setState('connecting');
+      void this._pollBusy(kernel);
       try {
         const comm = kernel.createComm(TARGET);
         this._adopt(comm);
@@ -153,7 +165,32 @@ export class KernelLink {
     this._setState(kernel ? 'unknown' : 'no-kernel');
   }
 
+  /** While a comm is opening, ask the server whether the kernel is busy (its execution
+   * state), until the comm is open or the kernel changes. */
+  private async _pollBusy(kernel: Kernel.IKernelConnection): Promise<void> {
+    while (this._kernel === kernel && this._state === 'connecting' && !kernel.isDisposed) {
+      try {
+        const model = await KernelAPI.getKernelModel(kernel.id, kernel.serverSettings);
+        this._serverBusy = model?.execution_state === 'busy';
+      } catch {
+        this._serverBusy = false; // the server did not say: the header says connecting
+      }
+      this._busyMaybeChanged();
+      await new Promise(resolve => setTimeout(resolve, BUSY_POLL_MS));
+    }
+    this._serverBusy = false;
+    this._busyMaybeChanged();
+  }
+
+  private _busyMaybeChanged(): void {
+    if (this.busy !== this._wasBusy) {
+      this._wasBusy = this.busy;
+      this.busyChanged.emit(this._wasBusy);
+    }
+  }
+
   private _onStatus(kernel: Kernel.IKernelConnection, status: KernelMessage.Status): void {
+    this._busyMaybeChanged();
     if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
       // Comms do not survive a restart; the new process has not loaded forge.
       this._dropComm(status === 'dead' ? 'The kernel died: its runs ended with it.'
@@ -257,6 +294,8 @@ export class KernelLink {
   private _lastHello = 0;
   private _enabled = false;
   private _helloDue = false;
+  private _wasBusy = false;
+  private _serverBusy = false;
 }
 
 /** Until the comm's messages go over its subshell (ipykernel 7: the kernel reads them while a

@@ -8,6 +8,7 @@ import { Widget } from '@lumino/widgets';
 
 import { h } from '../render/dom.js';
 import { ForgeApi, ISession } from './api';
+import { CellRecords } from './cellRecords';
 import { CostStrip } from './costs';
 import { HistoryView } from './history';
 import { forgeIcon } from './icon';
@@ -15,12 +16,17 @@ import { KernelLink, LinkState } from './kernelLink';
 import { LiveTurns } from './liveTurns';
 import { IPromptRequest, PromptBox } from './promptBox';
 import { forgeCode, KernelMessage } from './protocol';
-import { runPrompt } from './runner';
+import { QUEUED, runPrompt } from './runner';
 import { SessionList } from './sessions';
 import { basename } from './time';
 import { Tabs } from './tabs';
 
 const NOTICES_KEPT = 3;
+
+/** While the kernel runs a cell, a comm to it waits: what the header says meanwhile. */
+const BUSY_WORDS = 'kernel busy — a cell is running; the chat connects when it is free';
+
+const STORE_POLL_MS = 3000; // while the kernel is busy, how often the chat reads the store
 
 const STATE_WORDS: Record<LinkState, string> = {
   'no-kernel': 'no kernel',
@@ -106,6 +112,7 @@ export class ForgePanel extends Widget {
     for (const entry of this.links.values()) {
       entry.link.enable();
     }
+    this.readSession();
     if (this.current && this.current.link.state === 'unknown') {
       void this.current.link.connect(); // forge loaded before this page: attach now
     }
@@ -120,10 +127,12 @@ export class ForgePanel extends Widget {
       if (this.shown) {
         link.enable();
       }
-      entry = { link, turns: new LiveTurns(link) };
+      const records = new CellRecords(this.api, nb);
+      entry = { link, turns: new LiveTurns(link, this.api, (sid, messages) => void records.restore(sid, messages)) };
       this.links.set(nb, entry);
       const e = entry;
       link.stateChanged.connect((_, state) => this.onState(e, state));
+      link.busyChanged.connect(() => e === this.current && this.describe());
       link.received.connect((_, msg) => this.onMessage(e, msg));
       entry.turns.changed.connect(() => e === this.current && this.prompt.setRunning(e.turns.running));
       nb.disposed.connect(() => {
@@ -150,6 +159,7 @@ export class ForgePanel extends Widget {
     this.prompt.clearOutput();
     this.describe();
     this.refreshCosts();
+    this.readSession();
     if (this.shown && entry && entry.link.state === 'unknown') {
       void entry.link.connect(); // forge loaded before this page: attach now
     }
@@ -196,9 +206,48 @@ export class ForgePanel extends Widget {
       return;
     }
     const name = basename(this.notebook.context.path);
+    const waiting = (state === 'unknown' || state === 'connecting') && entry.link.busy;
+    this.node.dataset.busy = String(waiting);
+    this.pollStore(waiting);
     this.contextEl.replaceChildren(
       h('span', { class: 'forge-panel-notebook', title: this.notebook.context.path }, name),
-      ' · ', h('span', { 'data-testid': 'panel-state' }, STATE_WORDS[state]));
+      ' · ', h('span', { 'data-testid': 'panel-state' }, waiting ? BUSY_WORDS : STATE_WORDS[state]));
+  }
+
+  /** While the kernel is too busy to open the comm, the chat follows the store instead:
+   * what a running cell's turn writes shows, without its live steps. */
+  private pollStore(on: boolean): void {
+    if (!on) {
+      clearInterval(this.poll);
+      this.poll = undefined;
+      return;
+    }
+    if (this.poll === undefined) {
+      this.poll = setInterval(() => {
+        const turns = this.current?.turns;
+        if (turns?.sessionId) {
+          void turns.showSession(turns.sessionId);
+        } else {
+          this.readSession();
+        }
+      }, STORE_POLL_MS);
+    }
+  }
+
+  /** The chat of a notebook its kernel cannot tell about yet (busy, forge not loaded): its
+   * session read from the store by the notebook's path. Once attached, the kernel's info
+   * names the session (the same, or the one %forge switched to). */
+  private readSession(): void {
+    const entry = this.current;
+    const nb = this.notebook;
+    if (!this.shown || !entry || !nb || entry.link.attached || entry.turns.sessionId) {
+      return;
+    }
+    void this.api.notebookSession(nb.context.path).then(s => {
+      if (s && !entry.link.attached && !entry.turns.sessionId) {
+        void entry.turns.showSession(s.id);
+      }
+    }, err => console.warn('forge panel: the notebook\'s session could not be read', err));
   }
 
   private refreshCosts(): void {
@@ -221,10 +270,25 @@ export class ForgePanel extends Widget {
     try {
       const code = forgeCode(r.prompt, r.model, r.agent);
       this.stick = true;
-      await runPrompt(entry.link, code, {
-        status: (text, level) => here() && this.prompt.status(text, level),
-        output: text => here() && this.prompt.output(text)
-      });
+      let unqueue: (() => void) | null = null;
+      try {
+        await runPrompt(entry.link, code, {
+          status: (text, level) => {
+            if (text === QUEUED && !unqueue) {
+              unqueue = entry.turns.queued(r.prompt); // shown until the kernel starts it
+            } else if (!text && unqueue) {
+              unqueue();
+              unqueue = null;
+            }
+            if (here()) {
+              this.prompt.status(text, level);
+            }
+          },
+          output: text => here() && this.prompt.output(text)
+        });
+      } finally {
+        (unqueue as (() => void) | null)?.();
+      }
     } catch (err) {
       if (here()) {
         this.prompt.status((err as Error).message, 'error');
@@ -265,6 +329,7 @@ export class ForgePanel extends Widget {
   private readonly history: HistoryView;
   private readonly sessionsPane: HTMLElement;
   private readonly tabs: Tabs;
+  private poll: ReturnType<typeof setInterval> | undefined;
   private stick = true;
   private listed = false;
   private shown = false;

@@ -472,13 +472,16 @@ export class TurnView {
       class: "forge-approval-reason", type: "text", "data-testid": "approval-reason",
       "data-key": `reason:${a.id}`, placeholder: "Reason (optional, the model reads it)",
     });
-    const button = (answer: "once" | "session" | "deny", label: string, testid: string, cls: string) => h("button", {
-      type: "button", class: `forge-button ${cls}`, "data-testid": testid,
+    const button = (answer: "once" | "session" | "deny", label: string, testid: string, cls: string,
+      title?: string) => h("button", {
+      type: "button", class: `forge-button ${cls}`, "data-testid": testid, title,
       onclick: () => this.answer(a, answer, wrap),
     }, label);
     wrap.append(h("div", { class: "forge-approval-actions" },
       button("once", "Allow once", "approve-once", "forge-primary"),
-      button("session", "Allow for session", "approve-session", ""),
+      // The grant lives in the kernel's process (session/approval.py): a restart ends it.
+      button("session", "Allow until kernel restarts", "approve-session", "",
+        "Allow this tool's later calls in this session unasked, until the kernel restarts"),
       button("deny", "Deny", "deny", "forge-danger"),
       reason));
     return wrap;
