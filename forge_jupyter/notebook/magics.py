@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 
 from ..errors import ForgeError
 from ..ids import match_short
-from . import command_magic, panel, replay_cell
+from . import cell_errors, command_magic, panel, replay_cell
 from .controller import NotebookForge
 
 CELL_USAGE = """\
@@ -161,6 +161,9 @@ class ForgeMagics(Magics):
                         session, set_aside = await asyncio.to_thread(c.set_aside_if_poisoned, session)
                     if warmup is not None:
                         await warmup.wait()
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                view.finish([])
+                raise cell_errors.short_interrupt() from None
             except BaseException:
                 view.finish([])
                 raise
@@ -193,6 +196,9 @@ class ForgeMagics(Magics):
                 except ForgeError as exc:
                     view.finish([])
                     raise UsageError(str(exc)) from None
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    view.finish(_turn(session))  # the record says "stopped": one line below it
+                    raise cell_errors.short_interrupt() from None
                 except BaseException:
                     view.finish(_turn(session))
                     raise
@@ -201,6 +207,11 @@ class ForgeMagics(Magics):
                 c.replay_entered.add(session.id)  # the next cell runs after this turn
                 if plan is not None and outcome is not None:
                     replay_cell.check(plan, outcome)
+                # A turn that ended in error fails its cell (Run All stops, CI sees why); not
+                # in the background (the cell has moved on) nor from the panel (no cell).
+                failed = None if opts.background or opts.panel else cell_errors.model_error(answer)
+                if failed is not None:
+                    raise failed
                 return answer
 
             if opts.background:
