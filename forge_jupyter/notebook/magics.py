@@ -14,15 +14,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import shlex
 import string
+from collections.abc import Iterable
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 
 from ..errors import ForgeError
-from ..ids import match_short
+from ..ids import match_short, short
 from . import cell_errors, command_magic, panel, replay_cell
 from .controller import NotebookForge
 
@@ -52,8 +54,19 @@ LINE_HELP = """\
 """ + CELL_USAGE
 
 
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean `--model`?)`` for a word close to one of ``choices``, else ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # a usage message, never a traceback or an exit
+        head, sep, rest = message.partition("unrecognized arguments: ")
+        if sep:  # a typo'd option: name the one it was probably meant to be
+            options = [o for o in self._option_string_actions if o.startswith("--")]
+            hints = [did_you_mean(w.split("=")[0], options) for w in rest.split() if w.startswith("-")]
+            message += "".join(hints[:1])
         raise UsageError(f"{message}\nusage: {CELL_USAGE}")
 
 
@@ -266,7 +279,9 @@ class ForgeMagics(Magics):
         command, args = words[0], words[1:]
         handler = getattr(self, f"_cmd_{command}", None)
         if handler is None:
-            raise UsageError(f"unknown %forge command {command!r}\n\n{LINE_HELP}")
+            known = [name[5:] for name in dir(self) if name.startswith("_cmd_")] + ["help"]
+            raise UsageError(f"unknown %forge command {command!r}{did_you_mean(command, known)}"
+                             f"\n\n{LINE_HELP}")
         try:
             return handler(args, line.split(None, 1)[1] if len(words) > 1 else "")
         except ForgeError as exc:
@@ -300,13 +315,18 @@ class ForgeMagics(Magics):
                 raise UsageError(str(exc)) from None
         forked = session.fork(at=at)
         self.controller.use(forked)
-        print(f"Forked into session {forked.id} (from {forked.info.forked_from_session} at "
-              f"{forked.info.forked_from_message}); it is now current.")
+        # short ids (ses_…k3Vq9a): one line that does not wrap, each one usable as written
+        # (%forge use, %%forge -s, %forge fork take them)
+        title = f" “{forked.info.title}”" if forked.info.title else ""
+        print(f"Forked{title} into session {short(forked.id)} (from "
+              f"{short(forked.info.forked_from_session or '')} at "
+              f"{short(forked.info.forked_from_message or '')}); it is now current.")
 
     def _cmd_compact(self, args: list[str], rest: str) -> Any:
         session = self.controller.current()
         summary = session.compact()
-        print(f"Compacted session {session.name or session.id}: summary {summary.id}.")
+        print(f"Compacted session {session.name or short(session.id)}: summary {short(summary.id)} "
+              "(%forge history --all shows what it replaced).")
 
     def _cmd_history(self, args: list[str], rest: str) -> Any:
         if args not in ([], ["--all"]):
