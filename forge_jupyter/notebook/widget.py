@@ -120,6 +120,7 @@ class TurnView:
         self._unsubscribe: Callable[[], None] | None = None
         self._remove_handler: Callable[[], None] | None = None
         self._shown = self._following = self._finished = False
+        self._announced = False  # listed by the side panels: once its prompt was taken
 
     # -- public ---------------------------------------------------------------------------
 
@@ -159,7 +160,6 @@ class TurnView:
         elif not panel_only:
             self._printer = self._text_printer()
             self._print(self.state.snapshot_ops())
-        panel.HUB.turn_started(self)
         return self
 
     def follow(self, forge: Any, session: Any) -> TurnView:
@@ -309,7 +309,14 @@ class TurnView:
                 self._print(ops)
             elif self.widget is not None:
                 self._send({"kind": "batch", "seq": self._seq, "ops": ops})
-            panel.HUB.batch(self, self._seq, ops)  # the same ops to the side panels
+            if self._announced:
+                panel.HUB.batch(self, self._seq, ops)  # the same ops to the side panels
+            elif self.state.messages or self.state.user_messages:
+                # The prompt was taken (its user message is written): now it is a turn, and
+                # the panels list it, from a snapshot that holds these ops. A cell refused
+                # for its options or its session never gets here, so it is never listed.
+                self._announced = True
+                panel.HUB.turn_started(self)
 
     def _send(self, msg: dict[str, Any]) -> None:
         try:
