@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import difflib
 import shlex
 import string
-from collections.abc import Iterable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -26,11 +24,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from ..errors import ForgeError
 from ..ids import match_short, short
 from . import cell_errors, command_magic, panel, replay_cell
+from .cell_options import CELL_USAGE, cell_parser, did_you_mean, parse_tools
 from .controller import NotebookForge
-
-CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [/COMMAND ARGS]
-<prompt — {name} inserts a notebook variable, {{ and }} are literal braces; after /COMMAND, appended to its template>"""
 
 LINE_HELP = """\
 %forge sessions               the sessions in the store (a DataFrame)
@@ -52,51 +47,6 @@ LINE_HELP = """\
 
 %%forge cell options:
 """ + CELL_USAGE
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean `--model`?)`` for a word close to one of ``choices``, else ``""``."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # a usage message, never a traceback or an exit
-        head, sep, rest = message.partition("unrecognized arguments: ")
-        if sep:  # a typo'd option: name the one it was probably meant to be
-            options = [o for o in self._option_string_actions if o.startswith("--")]
-            hints = [did_you_mean(w.split("=")[0], options) for w in rest.split() if w.startswith("-")]
-            message += "".join(hints[:1])
-        raise UsageError(f"{message}\nusage: {CELL_USAGE}")
-
-
-def _cell_parser() -> _Parser:
-    p = _Parser(prog="%%forge", add_help=False)
-    p.add_argument("-s", "--session")
-    p.add_argument("--new", action="store_true")
-    p.add_argument("-m", "--model")
-    p.add_argument("-a", "--agent")
-    p.add_argument("--tools", default="")
-    p.add_argument("--budget", type=float)
-    p.add_argument("--max-tokens", dest="max_tokens", type=int)
-    p.add_argument("--async", dest="background", action="store_true")
-    # replay (notebook/replay_cell.py): --live asks the model, --replay fails without a recording
-    p.add_argument("--live", action="store_true")
-    p.add_argument("--replay", action="store_true")
-    # Sent by the side panel's prompt box: the panel is the turn's view (docs/api.md).
-    p.add_argument("--panel", action="store_true")
-    return p
-
-
-def parse_tools(spec: str) -> dict[str, bool]:
-    toggles = {}
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or value.lower() not in ("true", "false", "on", "off", "1", "0", "yes", "no"):
-            raise UsageError(f"--tools takes name=true|false pairs, e.g. --tools python=false,sql=true "
-                             f"(got {item!r})")
-        toggles[name.strip()] = value.lower() in ("true", "on", "1", "yes")
-    return toggles
 
 
 class _Namespace(dict):
@@ -135,7 +85,7 @@ class ForgeMagics(Magics):
         c = self.controller
         named = command_magic.split_line(line)  # %%forge [options] /name args
         try:
-            opts = _cell_parser().parse_args(shlex.split(named[0] if named else line))
+            opts = cell_parser().parse_args(shlex.split(named[0] if named else line))
         except ValueError as exc:
             raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
         if named:
@@ -210,19 +160,21 @@ class ForgeMagics(Magics):
                     view.finish([])
                     raise UsageError(str(exc)) from None
                 except (KeyboardInterrupt, asyncio.CancelledError):
-                    view.finish(_turn(session))  # the record says "stopped": one line below it
+                    turn = _turn(session)  # no value follows: the record keeps the partial answer
+                    view.finish(turn, with_answer=_has_text(turn))
                     raise cell_errors.short_interrupt() from None
                 except BaseException:
                     view.finish(_turn(session))
                     raise
-                # In the background no cell value shows the answer: the record keeps it.
-                view.finish(_turn(session, answer.parent_id), with_answer=opts.background)
-                c.replay_entered.add(session.id)  # the next cell runs after this turn
-                if plan is not None and outcome is not None:
-                    replay_cell.check(plan, outcome)
                 # A turn that ended in error fails its cell (Run All stops, CI sees why); not
                 # in the background (the cell has moved on) nor from the panel (no cell).
                 failed = None if opts.background or opts.panel else cell_errors.model_error(answer)
+                # No cell value shows the answer (in the background, or failed): the record does.
+                turn = _turn(session, answer.parent_id)
+                view.finish(turn, with_answer=opts.background or (failed is not None and _has_text(turn)))
+                c.replay_entered.add(session.id)  # the next cell runs after this turn
+                if plan is not None and outcome is not None:
+                    replay_cell.check(plan, outcome)
                 if failed is not None:
                     raise failed
                 return answer
@@ -387,6 +339,11 @@ def _turn(session: Any, user_message_id: str | None = None) -> list:
 
     session.forge.flush()
     return load_turn(session.forge.store, session.id, user_message_id)
+
+
+def _has_text(turn: list) -> bool:
+    final = next((m for m in reversed(turn) if m.role == "assistant"), None)
+    return bool(final is not None and final.text)
 
 
 def transform_forge_cells(lines: list[str]) -> list[str]:

@@ -119,8 +119,7 @@ class TurnView:
         self._ready_timer: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         self._remove_handler: Callable[[], None] | None = None
-        self._shown = self._following = self._finished = False
-        self._announced = False  # listed by the side panels: once its prompt was taken
+        self._shown = self._following = self._finished = self.listed = False  # listed: panel.py
 
     # -- public ---------------------------------------------------------------------------
 
@@ -309,14 +308,7 @@ class TurnView:
                 self._print(ops)
             elif self.widget is not None:
                 self._send({"kind": "batch", "seq": self._seq, "ops": ops})
-            if self._announced:
-                panel.HUB.batch(self, self._seq, ops)  # the same ops to the side panels
-            elif self.state.messages or self.state.user_messages:
-                # The prompt was taken (its user message is written): now it is a turn, and
-                # the panels list it, from a snapshot that holds these ops. A cell refused
-                # for its options or its session never gets here, so it is never listed.
-                self._announced = True
-                panel.HUB.turn_started(self)
+            panel.HUB.batch(self, self._seq, ops)  # the same ops to the side panels
 
     def _send(self, msg: dict[str, Any]) -> None:
         try:
