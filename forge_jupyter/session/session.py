@@ -136,7 +136,8 @@ class Session:
         return self.forge.services.questions.pending(self.id)
 
     def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
-        """A new session sharing this one's messages up to ``at`` (default: the last)."""
+        """A new session sharing this one's messages up to ``at`` (default: the last), titled
+        as this one, marked "(fork)"."""
         store = self.forge.services.store
         self.forge.flush()
         if at is None:
