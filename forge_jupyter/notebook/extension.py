@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import terminal_input
 from .controller import NotebookForge
 
 _controller: NotebookForge | None = None
@@ -31,6 +32,7 @@ def load(ipython: Any) -> None:
     if _controller.config not in ipython.configurables:
         ipython.configurables.append(_controller.config)
     kernel = getattr(ipython, "kernel", None)
+    terminal_input.install(ipython)  # terminal IPython only: a kernel's frontend decides
     if kernel is not None:
         _controller.status = BusyWhileRunning(kernel)
         _controller.status.install()
@@ -44,6 +46,7 @@ def unload(ipython: Any) -> None:
     from .panel import HUB
 
     HUB.uninstall()
+    terminal_input.uninstall(ipython)
     if transform_forge_cells in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(transform_forge_cells)
     if _controller is not None:

@@ -22,13 +22,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 
 from ..errors import ForgeError
-from ..ids import match_short
-from . import command_magic, panel, replay_cell
+from ..ids import match_short, short
+from . import cell_errors, command_magic, panel, replay_cell
+from .cell_options import CELL_USAGE, cell_parser, did_you_mean, parse_tools
 from .controller import NotebookForge
-
-CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [/COMMAND ARGS]
-<prompt — {name} inserts a notebook variable, {{ and }} are literal braces; after /COMMAND, appended to its template>"""
 
 LINE_HELP = """\
 %forge sessions               the sessions in the store (a DataFrame)
@@ -50,40 +47,6 @@ LINE_HELP = """\
 
 %%forge cell options:
 """ + CELL_USAGE
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # a usage message, never a traceback or an exit
-        raise UsageError(f"{message}\nusage: {CELL_USAGE}")
-
-
-def _cell_parser() -> _Parser:
-    p = _Parser(prog="%%forge", add_help=False)
-    p.add_argument("-s", "--session")
-    p.add_argument("--new", action="store_true")
-    p.add_argument("-m", "--model")
-    p.add_argument("-a", "--agent")
-    p.add_argument("--tools", default="")
-    p.add_argument("--budget", type=float)
-    p.add_argument("--max-tokens", dest="max_tokens", type=int)
-    p.add_argument("--async", dest="background", action="store_true")
-    # replay (notebook/replay_cell.py): --live asks the model, --replay fails without a recording
-    p.add_argument("--live", action="store_true")
-    p.add_argument("--replay", action="store_true")
-    # Sent by the side panel's prompt box: the panel is the turn's view (docs/api.md).
-    p.add_argument("--panel", action="store_true")
-    return p
-
-
-def parse_tools(spec: str) -> dict[str, bool]:
-    toggles = {}
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or value.lower() not in ("true", "false", "on", "off", "1", "0", "yes", "no"):
-            raise UsageError(f"--tools takes name=true|false pairs, e.g. --tools python=false,sql=true "
-                             f"(got {item!r})")
-        toggles[name.strip()] = value.lower() in ("true", "on", "1", "yes")
-    return toggles
 
 
 class _Namespace(dict):
@@ -122,7 +85,7 @@ class ForgeMagics(Magics):
         c = self.controller
         named = command_magic.split_line(line)  # %%forge [options] /name args
         try:
-            opts = _cell_parser().parse_args(shlex.split(named[0] if named else line))
+            opts = cell_parser().parse_args(shlex.split(named[0] if named else line))
         except ValueError as exc:
             raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
         if named:
@@ -161,6 +124,9 @@ class ForgeMagics(Magics):
                         session, set_aside = await asyncio.to_thread(c.set_aside_if_poisoned, session)
                     if warmup is not None:
                         await warmup.wait()
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                view.finish([])
+                raise cell_errors.short_interrupt() from None
             except BaseException:
                 view.finish([])
                 raise
@@ -193,14 +159,24 @@ class ForgeMagics(Magics):
                 except ForgeError as exc:
                     view.finish([])
                     raise UsageError(str(exc)) from None
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    turn = _turn(session)  # no value follows: the record keeps the partial answer
+                    view.finish(turn, with_answer=_has_text(turn))
+                    raise cell_errors.short_interrupt() from None
                 except BaseException:
                     view.finish(_turn(session))
                     raise
-                # In the background no cell value shows the answer: the record keeps it.
-                view.finish(_turn(session, answer.parent_id), with_answer=opts.background)
+                # A turn that ended in error fails its cell (Run All stops, CI sees why); not
+                # in the background (the cell has moved on) nor from the panel (no cell).
+                failed = None if opts.background or opts.panel else cell_errors.model_error(answer)
+                # No cell value shows the answer (in the background, or failed): the record does.
+                turn = _turn(session, answer.parent_id)
+                view.finish(turn, with_answer=opts.background or (failed is not None and _has_text(turn)))
                 c.replay_entered.add(session.id)  # the next cell runs after this turn
                 if plan is not None and outcome is not None:
                     replay_cell.check(plan, outcome)
+                if failed is not None:
+                    raise failed
                 return answer
 
             if opts.background:
@@ -255,7 +231,9 @@ class ForgeMagics(Magics):
         command, args = words[0], words[1:]
         handler = getattr(self, f"_cmd_{command}", None)
         if handler is None:
-            raise UsageError(f"unknown %forge command {command!r}\n\n{LINE_HELP}")
+            known = [name[5:] for name in dir(self) if name.startswith("_cmd_")] + ["help"]
+            raise UsageError(f"unknown %forge command {command!r}{did_you_mean(command, known)}"
+                             f"\n\n{LINE_HELP}")
         try:
             return handler(args, line.split(None, 1)[1] if len(words) > 1 else "")
         except ForgeError as exc:
@@ -289,13 +267,18 @@ class ForgeMagics(Magics):
                 raise UsageError(str(exc)) from None
         forked = session.fork(at=at)
         self.controller.use(forked)
-        print(f"Forked into session {forked.id} (from {forked.info.forked_from_session} at "
-              f"{forked.info.forked_from_message}); it is now current.")
+        # short ids (ses_…k3Vq9a): one line that does not wrap, each one usable as written
+        # (%forge use, %%forge -s, %forge fork take them)
+        title = f" “{forked.info.title}”" if forked.info.title else ""
+        print(f"Forked{title} into session {short(forked.id)} (from "
+              f"{short(forked.info.forked_from_session or '')} at "
+              f"{short(forked.info.forked_from_message or '')}); it is now current.")
 
     def _cmd_compact(self, args: list[str], rest: str) -> Any:
         session = self.controller.current()
         summary = session.compact()
-        print(f"Compacted session {session.name or session.id}: summary {summary.id}.")
+        print(f"Compacted session {session.name or short(session.id)}: summary {short(summary.id)} "
+              "(%forge history --all shows what it replaced).")
 
     def _cmd_history(self, args: list[str], rest: str) -> Any:
         if args not in ([], ["--all"]):
@@ -356,6 +339,11 @@ def _turn(session: Any, user_message_id: str | None = None) -> list:
 
     session.forge.flush()
     return load_turn(session.forge.store, session.id, user_message_id)
+
+
+def _has_text(turn: list) -> bool:
+    final = next((m for m in reversed(turn) if m.role == "assistant"), None)
+    return bool(final is not None and final.text)
 
 
 def transform_forge_cells(lines: list[str]) -> list[str]:

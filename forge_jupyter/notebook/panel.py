@@ -1,8 +1,9 @@
 """The kernel side of the JupyterLab side panel: the comm target ``forge.panel`` (docs/api.md).
 
 Every ``TurnView`` of this kernel — a ``%%forge`` cell's, or a prompt sent from the panel
-(``%%forge --panel``) — tells the hub when it starts (a snapshot of its ``TurnState``), each
-batch it flushes (the very ops its widget gets, coalesced once) and when it ends; the hub
+(``%%forge --panel``) — tells the hub each batch it flushes (the very ops its widget gets,
+coalesced once; the first once its prompt was taken lists the turn, as a snapshot of its
+``TurnState``) and when it ends; the hub
 sends them to every panel comm that has said ``hello``, and acts on the panel's ``approve``
 and ``stop`` like the cell widget does.
 
@@ -265,7 +266,14 @@ class PanelHub:
             self.refresh_info()
 
     def batch(self, view: Any, seq: int, ops: list[dict[str, Any]]) -> None:
-        """The ops ``view`` just flushed (under its lock): to every attached panel."""
+        """The ops ``view`` just flushed (under its lock): to every attached panel. A view is
+        listed as a turn once its prompt was taken (its user message came), from a snapshot
+        holding these ops: a cell refused for its options or its session never is."""
+        if not view.listed:
+            if view.state.messages or view.state.user_messages:
+                view.listed = True
+                self.turn_started(view)
+            return
         if self._attached and view.turn_id in self._live:
             self._publish({"kind": "batch", "turn_id": view.turn_id,
                            "session_id": view.session_id, "seq": seq, "ops": ops})

@@ -23,6 +23,7 @@ from IPython.core.error import UsageError
 
 from ..session.replay import OnDivergence, ReplayOutcome, replay_async
 from ..session.replay_match import Recording, cell_label, find_recording, point_of
+from .cell_errors import ForgeReplayError
 
 
 @dataclass
@@ -79,7 +80,7 @@ def _plan(controller: Any, session: Any, text: str, agent: str, origin: dict[str
     if search.recording is None:
         if mode in ("strict", "require"):
             flag = "%%forge --replay" if mode == "require" else 'Forge.replay = "strict"'
-            raise UsageError(
+            raise ForgeReplayError(
                 f"{flag}: no recorded turn of {cell_label(origin.get('cell_id'), text)} matches — "
                 f"{search.why_not}. Run the cell with %%forge --live to ask the model (it needs "
                 "a model and, for a paid one, a key), or import the notebook's recordings "
@@ -114,6 +115,6 @@ async def replay(plan: ReplayPlan, text: str, *, origin: dict[str, Any],
 def check(plan: ReplayPlan, outcome: ReplayOutcome) -> None:
     """A replay that could not hold fails the cell, saying why (after its record is shown)."""
     if outcome.refused is not None:
-        raise UsageError(outcome.refused)
+        raise ForgeReplayError(outcome.refused)
     if outcome.diverged is not None and not outcome.went_live:
-        raise UsageError(outcome.diverged)
+        raise ForgeReplayError(outcome.diverged)

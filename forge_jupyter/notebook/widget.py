@@ -119,7 +119,7 @@ class TurnView:
         self._ready_timer: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         self._remove_handler: Callable[[], None] | None = None
-        self._shown = self._following = self._finished = False
+        self._shown = self._following = self._finished = self.listed = False  # listed: panel.py
 
     # -- public ---------------------------------------------------------------------------
 
@@ -159,7 +159,6 @@ class TurnView:
         elif not panel_only:
             self._printer = self._text_printer()
             self._print(self.state.snapshot_ops())
-        panel.HUB.turn_started(self)
         return self
 
     def follow(self, forge: Any, session: Any) -> TurnView:

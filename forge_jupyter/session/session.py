@@ -14,6 +14,7 @@ from .commands import expand_command
 from .host import Host
 from .prompt import compact_async, prompt_async, run_sync
 from .shell import ShellResult, shell_async
+from .title import fork_title, title_of
 
 
 def _as_trusted(forge: Host, info: SessionInfo) -> SessionInfo:
@@ -135,7 +136,8 @@ class Session:
         return self.forge.services.questions.pending(self.id)
 
     def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
-        """A new session sharing this one's messages up to ``at`` (default: the last)."""
+        """A new session sharing this one's messages up to ``at`` (default: the last), titled
+        as this one, marked "(fork)"."""
         store = self.forge.services.store
         self.forge.flush()
         if at is None:
@@ -143,6 +145,13 @@ class Session:
             if n == 0:
                 raise NotFound(f"session {self.id} has no messages to fork from")
             at = store.timeline(self.id, cursor=str(n - 1), limit=1, with_parts=False).items[0].id
-        info = SessionInfo(name=name, agent=self.info.agent, model=self.info.model,
-                           directory=self.info.directory)
+        info = SessionInfo(name=name, title=fork_title(self._title(store)), agent=self.info.agent,
+                           model=self.info.model, directory=self.info.directory)
         return Session(self.forge, store.fork(self.id, at, info))
+
+    def _title(self, store: Any) -> str | None:
+        """The stored title, else the first prompt's (a session of an older file, a fork)."""
+        if self.info.title:
+            return self.info.title
+        first = store.timeline(self.id, limit=1).items
+        return title_of(first[0].text) if first and first[0].role == "user" else None

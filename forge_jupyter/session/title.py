@@ -18,3 +18,14 @@ def title_of(prompt: str | None) -> str | None:
     if space >= TITLE_CHARS // 2:  # a word end not too far back; else cut inside the word
         cut = cut[:space]
     return cut.rstrip() + "…"
+
+
+FORK_MARK = " (fork)"
+
+
+def fork_title(parent: str | None) -> str | None:
+    """A fork's title: its parent's, marked, so the two read apart in every list (a fork of
+    a fork is marked once: its own row says which session it came from)."""
+    if not parent:
+        return None
+    return parent if parent.endswith(FORK_MARK) else parent + FORK_MARK

@@ -24,13 +24,14 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forge_jupyter.testing import FakeModelServer
 from tests.browser.kernel_frontend import kernel_env
-from tests.browser.lab_helpers import ARTIFACTS, Lab, module_lab, running_lab
+from tests.browser.lab_helpers import ARTIFACTS, DOCS_SCREENSHOTS, Lab, module_lab, running_lab
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -115,3 +116,13 @@ def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any
         pass
     context.close()
     lab.shutdown_kernels()
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    """Where a test's pictures go: ``docs/_static/screenshots/`` with
+    ``FORGE_WRITE_SCREENSHOTS=1`` (the docs show them), else this test's temporary folder."""
+    if os.environ.get("FORGE_WRITE_SCREENSHOTS") == "1":
+        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        return DOCS_SCREENSHOTS
+    return tmp_path

@@ -21,6 +21,9 @@ import nbformat
 from tests.tool_cells import NOTE_TOOL  # noqa: F401 - the browser tests import it from here
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# the docs' pictures (the ``screenshots`` fixture writes there with FORGE_WRITE_SCREENSHOTS=1)
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "screenshots"
+MAX_SCREENSHOT_BYTES = 200_000  # each picture, so the repository stays small
 
 PANEL = "window.jupyterapp.shell.currentWidget"
 

@@ -10,19 +10,14 @@ them (docs/testing.md: regenerating them); a plain run leaves the tree as it was
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from forge_jupyter.testing import Turn, delay, text, tool_call
-from tests.browser.lab_helpers import NotebookPage, forge_cell, set_theme
+from tests.browser.lab_helpers import MAX_SCREENSHOT_BYTES, NotebookPage, forge_cell, set_theme
 from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
 
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "screenshots"
-MAX_BYTES = 200_000  # each picture, so the repository stays small
 
 LOAD = "%load_ext forge_jupyter"
 SALES = '''import forge_jupyter
@@ -49,15 +44,6 @@ LOOKS = """(el) => {
     }
     return {background: bg, color: getComputedStyle(el).color};
 }"""
-
-
-@pytest.fixture
-def screenshots(tmp_path: Path) -> Path:
-    """Where the pictures go: the docs' folder on request, else this test's temporary one."""
-    if os.environ.get("FORGE_WRITE_SCREENSHOTS") == "1":
-        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return DOCS_SCREENSHOTS
-    return tmp_path
 
 
 def test_the_widget_and_the_panel_in_the_light_and_the_dark_theme(page, lab, script, screenshots):
@@ -113,5 +99,5 @@ def test_the_widget_and_the_panel_in_the_light_and_the_dark_theme(page, lab, scr
         assert light["color"] != dark["color"], (part, "the text colour follows the theme", looks)
     for name in ("widget-light", "widget-dark", "panel-light", "panel-dark"):
         size = (screenshots / f"{name}.png").stat().st_size
-        assert 0 < size < MAX_BYTES, (name, size)
+        assert 0 < size < MAX_SCREENSHOT_BYTES, (name, size)
     assert not page.forge_errors

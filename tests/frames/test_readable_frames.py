@@ -98,7 +98,8 @@ def test_sessions_without_a_stored_title_show_their_first_prompt(fresh, server, 
 
     table = forge.sessions().set_index("name")
     assert table.loc["old", "title"] == "How many orders came from Lima?"
-    assert table.loc["what-if", "title"] == "How many orders came from Lima?"  # its timeline's
+    # a fork is titled as its parent (here: its timeline's first prompt), marked
+    assert table.loc["what-if", "title"] == "How many orders came from Lima? (fork)"
     assert pd.isna(table.loc["never-prompted", "title"]) and never.info.title is None
     assert pd.isna(table.loc["what-if", "models"])  # a fork has answered nothing itself
     shown = repr(forge.sessions())

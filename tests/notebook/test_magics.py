@@ -162,7 +162,7 @@ def test_fork_compact_stop_and_help(kernel, server):
     kernel.run("%forge new forkme")
     kernel.run("%%forge\nbase question")
     r = kernel.run("%forge fork")
-    assert "Forked into session" in r.stdout
+    assert "Forked “base question (fork)” into session ses_…" in r.stdout
     r = kernel.run("%forge compact")
     assert "Compacted session" in r.stdout, r.error
     assert kernel.run("%forge stop").stdout.strip() == "Nothing is running."
@@ -201,6 +201,35 @@ def test_sessions_and_history_show_titles_models_and_short_ids_that_work(kernel,
     assert used.status == "ok" and sid in used.stdout, used.stderr
     first = kernel.run("_h = %forge history\nprint(_h.message_id[0])").stdout.strip()
     forked = kernel.run(f"%forge fork msg_…{first[-6:]}")
-    assert forked.status == "ok" and f"at {first})" in forked.stdout, forked.stderr
+    assert forked.status == "ok" and f"at msg_…{first[-6:]})" in forked.stdout, forked.stderr
     nope = kernel.run("%forge use ses_…zzzzzz")
     assert usage_error(nope) and "no session named or numbered 'ses_…zzzzzz'" in nope.stderr
+
+
+def test_fork_and_compact_say_short_ids_and_a_fork_is_titled_as_one(kernel, server):
+    """Before: 30-character ids that wrapped, and a fork titled exactly as its parent."""
+    server.add(Turn.text("base answer"), Turn.text("## Goal\nsummary"))
+    kernel.run("%forge new titled")
+    assert kernel.run("%%forge\nCount the rows of sales").status == "ok"
+    r = kernel.run("%forge fork")
+    said = r.stdout.strip()
+    assert said.startswith("Forked “Count the rows of sales (fork)” into session ses_…"), said
+    assert len(said) <= 120 and not re.search(r"_[0-9A-Za-z]{26}\b", said), said
+    short_id = re.search(r"into session (ses_…\w{6})", said)[1]
+    titles = kernel.run("_s = %forge sessions\nprint(_s.title.tolist()[-2:])").stdout.strip()
+    assert titles == "['Count the rows of sales', 'Count the rows of sales (fork)']", titles
+    compacted = kernel.run("%forge compact").stdout.strip()
+    assert re.fullmatch(r"Compacted session ses_…\w{6}: summary msg_…\w{6} \(.*\)\.", compacted), compacted
+    assert "Using session" in kernel.run(f"%forge use {short_id}").stdout  # as printed, it works
+
+
+def test_a_mistyped_option_or_command_says_which_was_meant(kernel, server):
+    before = len(server.requests)
+    r = kernel.run("%%forge --modle openai/gpt-4o\nhello")
+    assert usage_error(r) and "unrecognized arguments: --modle" in r.stderr, r.stderr
+    assert "did you mean `--model`?" in r.stderr
+    r = kernel.run("%%forge --sesion main\nhello")
+    assert usage_error(r) and "did you mean `--session`?" in r.stderr, r.stderr
+    r = kernel.run("%forge histroy")
+    assert usage_error(r) and "did you mean `history`?" in r.stderr, r.stderr
+    assert len(server.requests) == before  # none of them ran a turn

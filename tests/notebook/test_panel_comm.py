@@ -199,8 +199,9 @@ def test_a_forge_cell_streams_into_the_panel_turn_batches_and_end(kernel, server
     got = kernel.received[panel][1:]
     start, batches, _end = one_turn(got)
     assert start["origin"] == "cell" and start["prompt"] == "Say hello"
-    assert start["session_id"] == "" and start["ops"][0]["op"] == "status"  # before the session
-    session_id = batches[-1]["session_id"]
+    # listed once the prompt was taken (a refused cell never is): its session is known then
+    session_id = start["session_id"]
+    assert start["ops"][0]["op"] == "status"
     assert session_id.startswith("ses_") and all(b["session_id"] == session_id for b in batches)
     assert list(texts(got).values()) == [answer]
     assert ops(got, "done")
@@ -353,9 +354,24 @@ def test_a_panel_prompt_that_cannot_run_says_why_in_its_own_output(kernel, serve
     # One line saying what to do (IPython prints a UsageError as such), not a traceback.
     assert r.status == "error" and "UsageError: no agent named 'nosuch'" in r.stderr, r
     assert "Traceback" not in r.stderr
-    start, _batches, _end = one_turn(kernel.received[panel])  # it began and ended
-    assert start["origin"] == "panel"
+    # refused before it ran: not a turn, so the panel lists none ("Done" before)
+    assert not of(kernel.received[panel], "turn") and not of(kernel.received[panel], "turn-end")
     assert kernel.run("1 + 1").results[0]["text/plain"] == "2"
+
+
+@pytest.mark.parametrize("cell", ["%%forge --budget 0\nHello", "%%forge -s nosuch\nHello",
+                                  "%%forge --max-tokens 0\nHello"])
+def test_a_cell_refused_for_its_options_is_not_listed_as_a_turn(kernel, server, panel, cell):
+    before = len(server.requests)
+    r = kernel.run(cell)
+    assert r.status == "error" and r.stderr.startswith("UsageError: "), r
+    got = kernel.received[panel][1:]
+    assert not of(got, "turn") and not of(got, "batch") and not of(got, "turn-end"), got
+    assert len(server.requests) == before
+    server.add(Turn.text("Hello back."))  # the next cell is a turn as before
+    assert kernel.run("%%forge\nHello").status == "ok"
+    start, _batches, _end = one_turn(kernel.received[panel][1:])
+    assert start["prompt"] == "Hello"
 
 
 def test_the_kernel_sends_model_and_prompt_text_as_data_never_html(kernel, server, panel):

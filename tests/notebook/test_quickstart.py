@@ -102,7 +102,7 @@ def test_quickstart_runs_on_the_offline_demo_model(tmp_path, monkeypatch):
     assert said and (said[1], float(said[2])) == (totals.index[0], totals.iloc[0])
 
     fork = next(c for c in nb.cells if c.cell_type == "code" and c.source == "%forge fork")
-    assert "Forked into session" in seen(fork.outputs)
+    assert re.search(r"Forked( “[^”]*\(fork\)”)? into session ses_…", seen(fork.outputs))
     sessions = next(c for c in nb.cells if "forge.sessions()" in c.source)
     assert "text/html" in sessions.outputs[0]["data"]  # a DataFrame
     calls = next(c for c in nb.cells if "forge.tool_calls()" in c.source)

@@ -4,6 +4,7 @@ by the recorded python calls run again (nbclient, a real kernel, the fake model 
 from __future__ import annotations
 
 import duckdb
+import nbformat
 import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
@@ -87,9 +88,34 @@ def test_strict_replay_ends_the_cell_naming_it_and_the_difference(tmp_path, fake
     out = run(nb, tmp_path, server.openai_base, env={"FORGE_REPLAY": "strict"}, allow_errors=True)
     assert len(server.requests) == 2  # no model call
     said = shown(out.cells[1])
-    assert "UsageError" in said and "Replay of cell “How big is data.csv?” stopped: python call 1" in said, said
+    assert "Replay of cell “How big is data.csv?” stopped: python call 1" in said, said
     assert "recorded '(3, 2)', now '(4, 2)'" in said
     assert "%%forge --live" in said
+    # in the error output's name and value, where a CI log reads it (not a line on stderr)
+    [error] = [o for o in out.cells[1].outputs if o.output_type == "error"]
+    assert error.ename == "ForgeReplayError" and "recorded '(3, 2)', now '(4, 2)'" in error.evalue
+
+
+def test_papermill_says_why_a_strict_replay_failed(tmp_path, fake_model_server, monkeypatch):
+    """Before, papermill said only 'Exception encountered at "In [2]":' — the reason was a
+    UsageError line on stderr, which the exception it raises does not carry."""
+    papermill = pytest.importorskip("papermill")
+    server = fake_model_server
+    _record_data_turn(tmp_path, server)
+    for key, value in {"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_DB": str(tmp_path / "forge.duckdb"),
+                       "FORGE_WIDGET": "off", "FORGE_API_KEY": "sk-fake", "FORGE_REPLAY": "strict",
+                       "JPY_SESSION_NAME": "analysis.ipynb", "FORGE_API_BASE": server.openai_base,
+                       "FORGE_PERMISSIONS": "python:*=allow"}.items():
+        monkeypatch.setenv(key, value)
+    source = tmp_path / "ci.ipynb"
+    nbformat.write(notebook(DATA_CELL, "print(df.shape)"), source)
+    with pytest.raises(papermill.PapermillExecutionError) as raised:
+        papermill.execute_notebook(str(source), str(tmp_path / "ci-out.ipynb"), kernel_name="python3",
+                                   cwd=str(tmp_path), progress_bar=False)
+    said = str(raised.value)
+    assert raised.value.ename == "ForgeReplayError", said
+    assert "python call 1" in said and "recorded '(3, 2)', now '(4, 2)'" in said, said
+    assert len(server.requests) == 2  # no model call
 
 
 def test_auto_replay_hands_a_different_result_to_the_model(tmp_path, fake_model_server):

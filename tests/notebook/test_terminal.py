@@ -94,6 +94,22 @@ def test_in_terminal_ipython_enter_after_percent_percent_forge_waits_for_the_pro
     assert server.requests[-1].messages[-1]["content"] == "Say hello"
 
 
+def test_in_terminal_ipython_one_blank_line_runs_a_typed_forge_cell(terminal, server):
+    """Before, IPython's own check ran a typed cell magic only at the second blank line."""
+    server.add(Turn.text(ANSWER))
+    terminal.wait_for(r"In \[1\]:")
+    terminal.keys("%load_ext forge_jupyter", "Enter")
+    terminal.wait_for(r"In \[2\]:")
+    terminal.keys("%%forge", "Enter", "Enter")  # no prompt yet: Enter on the empty line waits
+    terminal.keys("Say hello", "Enter")
+    time.sleep(1.0)
+    assert not server.requests, "the cell must not run before it is complete"
+    terminal.keys("Enter")  # one blank line
+    screen = terminal.wait_for(r"Out\[2\]: Message\(")
+    assert server.requests[-1].messages[-1]["content"] == "Say hello"
+    assert "UsageError" not in screen
+
+
 def test_ipython_runs_a_script_that_is_a_forge_cell(env, server, tmp_path):
     server.add(Turn.text(ANSWER))
     script = tmp_path / "ask.ipy"

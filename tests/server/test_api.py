@@ -49,7 +49,7 @@ async def test_sessions_page_newest_first_to_the_end_with_tree_notebook_and_tota
     assert analysis["notebook"] == NOTEBOOK  # the session's own record
     assert fork["notebook"] == NOTEBOOK  # a fork records none: its prompts' cells tell
     assert by[history.ids["long"]]["notebook"] is None
-    assert analysis["title"] == fork["title"] == "What is 2+3?"
+    assert analysis["title"] == "What is 2+3?" and fork["title"] == "What is 2+3? (fork)"
     assert by[history.ids["odd"]]["title"] == ODD_TITLE
     assert analysis["models"] == ["openai/gpt-4o-mini"]
     for sid in (analysis["id"], fork["id"]):
