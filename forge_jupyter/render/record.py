@@ -31,6 +31,7 @@ from ..messages import (
     Tokens,
     ToolPart,
     duration,
+    status_words,
 )
 from .fresh_mark import fresh_line
 from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
@@ -82,11 +83,22 @@ def _clip(value: str, limit: int) -> str:
 
 # ------------------------------------------------------------------------------ a message
 
-def _status_line(message: Message) -> str | None:
+def _status_parts(message: Message) -> tuple[str, str] | None:
     if message.status not in STATUS_WORDS:
         return None
     why = message.error.message if message.error is not None else message.status
-    return f"{STATUS_WORDS[message.status]}: {why}"
+    return status_words(message.status, why)
+
+
+def _status_line(message: Message) -> str | None:
+    parts = _status_parts(message)
+    return "".join(parts) if parts else None
+
+
+def _status_html(word: str, rest: str) -> str:
+    if rest.startswith(": "):
+        return f"<strong>{text(word)}:</strong> {text(rest[2:])}"
+    return f"<strong>{text(word)}</strong>" + (f" {text(rest)}" if rest.strip() else "")
 
 
 def _message_blocks(message: Message) -> list[str]:
@@ -97,10 +109,8 @@ def _message_blocks(message: Message) -> list[str]:
         links = " · ".join(f'<a href="{escape(url)}" title="{escape(url)}">{text(title)}</a>'
                            for url, title in sources)
         blocks.append(paragraph(f"<sub>Sources: {links}</sub>"))
-    status = _status_line(message)
-    if status is not None:
-        word, _, why = status.partition(": ")
-        blocks.append(paragraph(f"<strong>{text(word)}:</strong> {text(why)}"))
+    if (status := _status_parts(message)) is not None:
+        blocks.append(paragraph(_status_html(*status)))
     blocks.append(footer(usage(message.tokens, message.cost, message.model)))
     if mark := message_replay_line(message):
         blocks.append(footer(mark))

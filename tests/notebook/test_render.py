@@ -116,8 +116,13 @@ def test_message_html_says_cost_unknown_estimates_and_errors():
                   error=ErrorInfo(type="aborted", message="stopped by the <user>"))
     html = render.message_html(m)
     assert "≈10 in · ≈2 out · cost unknown" in html
-    assert "<strong>Stopped:</strong> stopped by the &lt;user&gt;" in html
-    assert "Stopped: stopped by the <user>" in render.message_text(m)
+    # "Stopped: stopped by the user" says it twice (issue 26, bug 9): once.
+    assert "<strong>Stopped</strong> by the &lt;user&gt;" in html and "Stopped:" not in html
+    assert "Stopped by the <user>" in render.message_text(m)
+    other = m.model_copy(update={"error": ErrorInfo(type="aborted", message="stopped: another runner")})
+    assert "<strong>Stopped:</strong> another runner" in render.message_html(other)
+    failed = m.model_copy(update={"status": "error", "error": ErrorInfo(type="x", message="boom")})
+    assert "<strong>Error:</strong> boom" in render.message_html(failed)
     no_text = Message(session_id=SID, role="user", status="completed")
     assert render.message_html(no_text) == "<p><em>(no text)</em></p>"
 
