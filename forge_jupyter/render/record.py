@@ -185,7 +185,20 @@ def _decision(p: ToolPart) -> dict[str, Any] | None:
     return decision if isinstance(decision, dict) else None
 
 
-def _tool_html(p: ToolPart) -> str:
+def person_output(p: ToolPart, images_shown: bool) -> str | None:
+    """A tool's output as the person reads it: the lines that stand for an image for the model
+    ("[image/png 572×454, shown to the user]") left out where the image itself is shown; None
+    for a call with no output. The widget does the same (labextension words.ts, displayed)."""
+    if p.output is None:
+        return None
+    stand = p.metadata.get("displays")
+    if not images_shown or not isinstance(stand, list) or not stand:
+        return p.output
+    said = {f"[{d}]" for d in stand}
+    return "\n".join(line for line in p.output.split("\n") if line not in said).rstrip("\n")
+
+
+def _tool_html(p: ToolPart, images_shown: bool = False) -> str:
     denied = tool_denied(p)
     head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>",
             text("denied" if denied else p.state)]
@@ -202,9 +215,11 @@ def _tool_html(p: ToolPart) -> str:
         blocks.append(paragraph(f"<strong>{text(decision_text(decision) or 'Denied')}</strong>"))
     elif decision and decision.get("answer") in ("once", "session"):
         blocks.append(paragraph(f"<em>{text(decision_text(decision))}</em>"))
-    if p.state == "completed" and p.output is not None:
-        out = _clip(p.output or "(no output)", OUTPUT_LIMIT)
-        n = (p.output or "").count("\n") + 1
+    shown = person_output(p, images_shown)
+    # an output that only named the images shown below it says nothing to the person
+    if p.state == "completed" and shown is not None and (shown or not images_shown):
+        out = _clip(shown or "(no output)", OUTPUT_LIMIT)
+        n = shown.count("\n") + 1
         if n <= SHORT_OUTPUT_LINES:
             blocks.append(code_block(out))
         else:
@@ -326,9 +341,10 @@ def turn_work_html(messages: Sequence[Message],
     for mark in filter(None, (fresh_line(messages), replay_line(messages))):
         blocks.append(paragraph(f"<strong>{text(mark)}</strong>"))
     for m, p in _turn_parts(messages):
-        if html := _part_html(m, p):
+        images = _images_html(displays.get(p.id, ())) if displays and isinstance(p, ToolPart) else None
+        if html := (_tool_html(p, images is not None) if isinstance(p, ToolPart) else _part_html(m, p)):
             blocks.append(html)
-        if displays and isinstance(p, ToolPart) and (images := _images_html(displays.get(p.id, ()))):
+        if images:
             blocks.append(images)
     for m in messages:  # an earlier step that failed says so where it happened
         if m.role == "assistant" and m is not messages[-1] and (s := _status_line(m)):

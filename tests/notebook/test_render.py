@@ -207,6 +207,22 @@ def test_turn_work_shows_retries_compactions_patches_errors_and_images():
     assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="image/png 10×10">' in html
 
 
+def test_the_person_sees_the_chart_not_the_placeholder_the_model_reads():
+    said = "image/png 572×454, shown to the user"
+    plot = part(ToolPart, call_id="c1", tool="python", state="completed", input={"code": "plot()"},
+                output=f"mean 3.5\n[{said}]", metadata={"displays": [said]}, time_start=1.0, time_end=2.0)
+    only = part(ToolPart, call_id="c2", tool="python", state="completed", input={"code": "plot()"},
+                output=f"[{said}]", metadata={"displays": [said]}, time_start=1.0, time_end=2.0)
+    png = {"image/png": "iVBORw0KGgo=", "text/plain": "image/png 572×454"}
+    turn = [assistant(plot, only, status="completed"), assistant(part(TextPart, text="ok"), status="completed")]
+    html = render.turn_work_html(turn, displays={plot.id: [png], only.id: [png]})
+    check_html(html)
+    assert said not in html and html.count("<img ") == 2
+    assert "<pre><code>mean 3.5</code></pre>" in html and "(no output)" not in html
+    # Where no image is shown (none reached this view), the line says what happened to it.
+    assert said in render.turn_work_html(turn)
+
+
 def test_long_outputs_and_arguments_fold_and_are_clipped():
     long_out = "\n".join(f"line {i}" for i in range(20_000))
     tool = part(ToolPart, call_id="c1", tool="python", state="completed",

@@ -30,6 +30,7 @@ export class HistoryView {
     this.el.dataset.complete = 'false';
     this.head(session);
     this.bodyEl.replaceChildren();
+    this.superseding = false;
     let builder: BlockBuilder | null = null;
     let cursor: string | null = null;
     let seen = 0;
@@ -95,11 +96,14 @@ export class HistoryView {
         h('span', { class: 'forge-panel-origin' }, 'You'),
         h('div', { class: 'forge-panel-prompt-text' }, b.text))
       : this.turnEl(b.ops, b.messages.find(m => m.replayed)?.replayed ?? null);
+    const first = b.superseded && !this.superseding; // said once, where the run begins
+    this.superseding = Boolean(b.superseded);
     if (!b.superseded) {
       return el;
     }
     return h('div', { class: 'forge-panel-superseded', 'data-superseded': 'true' },
-      h('span', { class: 'forge-panel-superseded-tag', 'data-testid': 'superseded-tag' }, 'superseded by compaction'),
+      first ? h('span', { class: 'forge-panel-superseded-tag', 'data-testid': 'superseded-tag' },
+        'superseded by compaction') : null,
       el);
   }
 
@@ -121,6 +125,7 @@ export class HistoryView {
   private readonly bodyEl: HTMLElement;
   private readonly noteEl: HTMLElement;
   private generation = 0;
+  private superseding = false; // the last block drawn was superseded
 }
 
 function divider(b: IBoundary): HTMLElement {

@@ -9,7 +9,7 @@ import type {
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { type Asked, type Decision, isQuestion, receive, TurnState } from "./state.js";
-import { citedSources, count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
+import { citedSources, count, displayed, duration, seconds, STATUS_WORDS, statusWords, usage } from "./words.js";
 
 const LONG_OUTPUT_LINES = 12;
 const LONG_OUTPUT_CHARS = 1500;
@@ -255,11 +255,11 @@ export class TurnView {
     node.statusEl.replaceChildren();
     const title = STATUS_WORDS[m.status];
     if (title) {
-      const text = m.error ? m.error.message : m.status;
+      const [word, rest] = statusWords(title, m.error ? m.error.message : m.status);
       node.statusEl.append(h("div", {
         class: `forge-message-error forge-${m.status}`, "data-testid": "message-error",
         "data-status": m.status,
-      }, h("strong", {}, `${title}: `), text));
+      }, h("strong", {}, rest.startsWith(": ") ? `${word}:` : word), rest.startsWith(": ") ? ` ${rest.slice(2)}` : rest));
     }
   }
 
@@ -360,7 +360,7 @@ export class TurnView {
     }, h("div", { class: "forge-tool-head" },
       h("span", { class: "forge-tool-icon", "aria-hidden": "true" }),
       h("span", { class: "forge-tool-name" }, p.tool || "(unnamed tool)"),
-      h("span", { class: "forge-tool-title" }, title),
+      h("span", { class: "forge-tool-title", title }, title), // clipped to fit: whole on hover
       h("span", { class: "forge-tool-state", "data-testid": "tool-state" }, stateLabel),
       took));
     const args = this.argsEl(p);
@@ -369,7 +369,10 @@ export class TurnView {
     if (live && !(p.state === "completed" && p.output)) {
       card.append(h("pre", { class: "forge-tool-live", "data-testid": "tool-live-output" }, live));
     }
-    if (p.state === "completed" && p.output !== null && p.output !== undefined) card.append(this.outputEl(p));
+    const images = (s.displays.get(p.id) || []).length > 0;
+    const shown = displayed(p, images);
+    // an output that only named the images shown below it says nothing to the person
+    if (p.state === "completed" && shown !== null && (shown || !images)) card.append(this.outputEl(p, shown));
     if (denied) {
       card.append(h("div", { class: "forge-tool-denied", "data-testid": "tool-denied" },
         decision ? decisionText(decision) : "Denied.",
@@ -405,8 +408,8 @@ export class TurnView {
       h("summary", {}, "Arguments"), rows);
   }
 
-  outputEl(p: ToolPart): HTMLElement {
-    const text = p.output || "(no output)";
+  outputEl(p: ToolPart, shown: string): HTMLElement {
+    const text = shown || "(no output)";
     const lines = text.split("\n").length;
     const truncated = p.metadata && p.metadata.truncated as { saved?: string } | undefined;
     const note = truncated
