@@ -34,16 +34,21 @@ from ..messages import (
     status_words,
 )
 from .fresh_mark import fresh_line
+from .look import SEAM_BOTTOM, SEAM_TOP, element, state_style
 from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
 from .numbers import seconds, usage
 from .replay_mark import message_replay_line, replay_line
 from .sources import sources_of
 
-SHORT_OUTPUT_LINES = 6  # tool outputs up to this many lines are shown open
+# Tool outputs up to this many lines and characters are shown open (the widget's
+# LONG_OUTPUT_LINES and LONG_OUTPUT_CHARS, view.ts), longer ones folded.
+SHORT_OUTPUT_LINES = 12
+SHORT_OUTPUT_CHARS = 1_500
 OUTPUT_LIMIT = 4_000  # characters of a tool output kept in the static record
 ARGS_LIMIT = 2_000
 DIFF_LIMIT = 20_000
 OPEN_DIFF_LINES = 40
+
 
 # ----------------------------------------------------------------------------- pieces
 
@@ -61,10 +66,13 @@ def code_block(value: str) -> str:
     return f"<pre><code>{escape(value.rstrip(chr(10)), quote=False)}</code></pre>"
 
 
-def details(summary: str, body: str, *, open: bool = False) -> str:
+def details(summary: str, body: str, *, open: bool = False, classes: str = "") -> str:
     """A collapsible block; ``summary`` is plain text (escaped here), ``body`` is HTML."""
+    inner = f"<summary>{text(summary)}</summary>\n{body}\n"
+    if classes:
+        return element("details", classes, inner, **({"open": ""} if open else {}))
     tag = "<details open>" if open else "<details>"
-    return f"{tag}<summary>{text(summary)}</summary>\n{body}\n</details>"
+    return f"{tag}{inner}</details>"
 
 
 def paragraph(html: str) -> str:
@@ -72,7 +80,13 @@ def paragraph(html: str) -> str:
 
 
 def footer(line: str) -> str:
-    return paragraph(f"<sub>{text(line)}</sub>")
+    """A step's footer (usage), small and faint, as the widget's."""
+    return element("div", "forge-step", text(line))
+
+
+def md_block(markdown: str, extra: str = "") -> str:
+    """Model Markdown in the widget's text block."""
+    return element("div", f"forge-text forge-md{extra}", markdown_html(markdown))
 
 
 def _clip(value: str, limit: int) -> str:
@@ -102,15 +116,17 @@ def _status_html(word: str, rest: str) -> str:
 
 
 def _message_blocks(message: Message) -> list[str]:
-    blocks = [markdown_html(message.text) if message.text else paragraph("<em>(no text)</em>")]
     if message.role != "assistant":
-        return blocks
+        return [markdown_html(message.text) if message.text else paragraph("<em>(no text)</em>")]
+    blocks = [md_block(message.text) if message.text
+              else element("div", "forge-text forge-md", paragraph("<em>(no text)</em>"))]
     if sources := sources_of(message.parts):
         links = " · ".join(f'<a href="{escape(url)}" title="{escape(url)}">{text(title)}</a>'
                            for url, title in sources)
-        blocks.append(paragraph(f"<sub>Sources: {links}</sub>"))
+        blocks.append(element("div", "forge-sources", f"Sources: {links}"))
     if (status := _status_parts(message)) is not None:
-        blocks.append(paragraph(_status_html(*status)))
+        blocks.append(element("div", f"forge-message-error forge-{message.status}",
+                              _status_html(*status), data_status=message.status))
     blocks.append(footer(usage(message.tokens, message.cost, message.model)))
     if mark := message_replay_line(message):
         blocks.append(footer(mark))
@@ -118,8 +134,13 @@ def _message_blocks(message: Message) -> list[str]:
 
 
 def message_html(message: Message) -> str:
-    """A message as its cell value: the text, then a small footer (usage, status, error)."""
-    return sanitize_html("\n".join(_message_blocks(message)))
+    """A message as its cell value: the text, then a small footer (usage, status, error) —
+    an answer in the widget's classes and looks, as the live view showed it."""
+    body = "\n".join(_message_blocks(message))
+    if message.role != "assistant":
+        return sanitize_html(body)
+    # No space above: the record ends where the live view's answer began (see SEAM).
+    return sanitize_html(element("div", "forge-turn forge-value", body, style=SEAM_TOP), record=True)
 
 
 def message_text(message: Message) -> str:
@@ -198,53 +219,77 @@ def person_output(p: ToolPart, images_shown: bool) -> str | None:
     return "\n".join(line for line in p.output.split("\n") if line not in said).rstrip("\n")
 
 
-def _tool_html(p: ToolPart, images_shown: bool = False) -> str:
+def _input_title(p: ToolPart) -> str:
+    """A call's title where its tool gave none: the first line of its first text argument
+    (the widget's summarizeInput)."""
+    for value in (p.input or {}).values():
+        if isinstance(value, str) and value.strip():
+            first = value.strip().split("\n")[0]
+            return first if len(first) <= 80 else first[:79] + "…"
+    return ""
+
+
+def _tool_html(p: ToolPart, images: str | None = None) -> str:
+    """A tool call as the widget's card: a head (name, title, state chip, duration), the
+    arguments folded, the output, the decision, the images it showed."""
     denied = tool_denied(p)
-    head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>",
-            text("denied" if denied else p.state)]
+    state = "denied" if denied else p.state
+    card_style, chip_style = state_style(state)
+    # A title that only repeats the tool's name says nothing ("variables — variables").
+    title = p.title if p.title and p.title != p.tool else _input_title(p)
+    # " · " between the pieces, hidden wherever styles apply (the head is a flex row there);
+    # a viewer that drops styles (GitHub) reads "python · print(x) · completed · 12 ms".
+    sep = element("span", "forge-sep", " · ")
+    head = [element("span", "forge-tool-icon", ""),
+            element("span", "forge-tool-name", text(p.tool or "(unnamed tool)")),
+            (sep if title else "")
+            + element("span", "forge-tool-title", text(title), title=" ".join(title.split())),
+            sep + element("span", "forge-tool-state", text(state), style=chip_style)]
     if (d := duration(p)) is not None:
-        head.append(seconds(d))
-    line = " · ".join(head)
-    if p.title and p.title != p.tool:  # "variables — variables" says nothing twice
-        line += f" — {text(p.title)}"
-    blocks = [paragraph(line)]
+        head.append(sep + element("span", "forge-duration", text(seconds(d))))
+    blocks = [element("div", "forge-tool-head", "".join(head))]
     if args := _args_html(p):
         blocks.append(args)
     decision = _decision(p)
-    if denied:
-        blocks.append(paragraph(f"<strong>{text(decision_text(decision) or 'Denied')}</strong>"))
-    elif decision and decision.get("answer") in ("once", "session"):
-        blocks.append(paragraph(f"<em>{text(decision_text(decision))}</em>"))
-    shown = person_output(p, images_shown)
+    shown = person_output(p, images is not None)
     # an output that only named the images shown below it says nothing to the person
-    if p.state == "completed" and shown is not None and (shown or not images_shown):
+    if p.state == "completed" and shown is not None and (shown or images is None):
         out = _clip(shown or "(no output)", OUTPUT_LIMIT)
         n = shown.count("\n") + 1
-        if n <= SHORT_OUTPUT_LINES:
-            blocks.append(code_block(out))
+        if n <= SHORT_OUTPUT_LINES and len(shown) <= SHORT_OUTPUT_CHARS:
+            blocks.append(element("div", "forge-tool-output", code_block(out)))
         else:
-            blocks.append(details(f"Output · {n:,} lines", code_block(out)))
+            blocks.append(details(f"Output · {n:,} lines", code_block(out),
+                                  classes="forge-tool-output"))
+    if denied:
+        said = text(decision_text(decision) or "Denied")
+        blocks.append(element("div", "forge-tool-denied", f"<strong>{said}</strong>"))
+    elif decision and decision.get("answer") in ("once", "session"):
+        blocks.append(element("div", "forge-decision", f"<em>{text(decision_text(decision))}</em>"))
     if p.state == "error" and p.error:
-        blocks.append(code_block(_clip(p.error, OUTPUT_LIMIT)))
-    return "\n".join(blocks)
+        blocks.append(element("pre", "forge-tool-error",
+                              f"<code>{escape(_clip(p.error, OUTPUT_LIMIT).rstrip(chr(10)), quote=False)}</code>"))
+    if images:
+        blocks.append(element("div", "forge-displays", images))
+    return element("div", "forge-tool", "\n".join(blocks), style=card_style,
+                   data_state=state, data_tool=p.tool or "")
 
 
 def _args_html(p: ToolPart) -> str:
     if p.raw_input is not None:
-        return details("Arguments (not valid JSON)", code_block(_clip(p.raw_input, ARGS_LIMIT)))
+        return details("Arguments (not valid JSON)", code_block(_clip(p.raw_input, ARGS_LIMIT)),
+                       classes="forge-tool-args")
     if not p.input:
         return ""
-    inline = json.dumps(p.input, ensure_ascii=False)
-    if len(inline) <= 120 and "\\n" not in inline:
-        return paragraph(f"arguments: {code_span(inline)}")
     rows = []
     for key, value in p.input.items():
+        name = element("span", "forge-arg-key", text(key)) + element("span", "forge-sep", ": ")
         if isinstance(value, str) and ("\n" in value or len(value) > 80):
-            rows.append(paragraph(code_span(key)) + code_block(_clip(value, ARGS_LIMIT)))
+            rows.append(element("div", "forge-arg", name + code_block(_clip(value, ARGS_LIMIT))))
         else:
             shown = json.dumps(value, ensure_ascii=False)
-            rows.append(paragraph(f"{code_span(key)}: {code_span(_clip(shown, ARGS_LIMIT))}"))
-    return details("Arguments", "\n".join(rows))
+            rows.append(element("div", "forge-arg", name + code_span(_clip(shown, ARGS_LIMIT))))
+    return details("Arguments", "\n".join(rows), classes="forge-tool-args")
 
 
 def _images_html(bundles: Sequence[dict[str, Any]]) -> str | None:
@@ -258,7 +303,7 @@ def _images_html(bundles: Sequence[dict[str, Any]]) -> str | None:
             src = f"data:{mime};base64,{''.join(data.split())}"
             if SAFE_IMAGE.match(src):
                 alt = escape(" ".join(str(b.get("text/plain") or mime).split()))
-                out.append(paragraph(f'<img src="{src}" alt="{alt}">'))
+                out.append(f'<img src="{src}" alt="{alt}">')
                 break
     return "\n".join(out) or None
 
@@ -268,38 +313,42 @@ def _part_html(m: Message, p: Any) -> str | None:
         if not p.text:
             return None
         if m.summary:
-            return details("Summary of the earlier conversation", markdown_html(p.text))
-        return markdown_html(p.text)
+            return details("Summary of the earlier conversation", md_block(p.text),
+                           classes="forge-summary-text")
+        return md_block(p.text, " forge-synthetic" if p.synthetic else "")
     if isinstance(p, ReasoningPart):
         if not p.text:
             return None
         d = duration(p)
-        label = f"Reasoning · {seconds(d)}" if d is not None else "Reasoning"
-        return details(label, markdown_html(p.text))
+        label = f"Thought for {seconds(d)}" if d is not None else "Reasoning"
+        return details(label, element("div", "forge-md forge-reasoning-body", markdown_html(p.text)),
+                       classes="forge-reasoning")
     if isinstance(p, ToolPart):
         return _tool_html(p)
     if isinstance(p, StepFinishPart):
         return footer(usage(p.tokens, p.cost, p.model))
     if isinstance(p, RetryPart):
         wait = f" · waited {seconds(p.wait)}" if p.wait else ""
-        return paragraph(f"↻ <strong>Retry {p.attempt}</strong>{wait} · {text(p.error)}")
+        return element("div", "forge-retry", element("span", "forge-label", f"Retry {p.attempt}")
+                       + f"{wait} · {text(p.error)}")
     if isinstance(p, CompactionPart):
-        how = "automatically" if p.auto else "on request"
+        label = "Context compacted automatically" if p.auto else "Context compacted"
         reason = f" — {text(p.reason)}" if p.reason else ""
-        return paragraph(f"─── <strong>Context compacted</strong> {how}{reason} ───")
+        return element("div", "forge-compaction", element("span", "forge-label", label) + reason)
     if isinstance(p, PatchPart):
         blocks = [details(f"Patch {f.path} +{f.additions} −{f.deletions}",
                           code_block(_clip(f.diff, DIFF_LIMIT)),
                           open=f.diff.count("\n") < OPEN_DIFF_LINES)
                   for f in p.files]
-        return "\n".join(blocks) or None
+        return element("div", "forge-patch", "\n".join(blocks)) if blocks else None
     if isinstance(p, SubtaskPart):
-        return paragraph(f"↳ <strong>Subtask</strong> {code_span(p.agent)}: "
-                         f"{text(p.description or p.prompt)}")
+        return element("div", "forge-subtask", element("span", "forge-label", "Subtask")
+                       + f" {code_span(p.agent)} {text(p.description or p.prompt)}")
     if isinstance(p, FilePart):
-        return paragraph(f"📎 {code_span(p.filename or p.path or p.url or '')}")
+        return element("div", "forge-file", element("span", "forge-label", "File")
+                       + f" {code_span(p.filename or p.path or p.url or '')}")
     if isinstance(p, AgentPart):
-        return paragraph(code_span("@" + p.name))
+        return element("div", "forge-agent-ref", code_span("@" + p.name))
     return None  # step-start
 
 
@@ -337,21 +386,23 @@ def turn_work_html(messages: Sequence[Message],
     messages = list(messages)
     if not messages:
         return ""
-    blocks = [footer(_summary_line(messages))]
+    # The header where the live one said "Done": the turn in one line.
+    blocks = [element("div", "forge-header", element("span", "forge-summary-line",
+                                                      text(_summary_line(messages))))]
     for mark in filter(None, (fresh_line(messages), replay_line(messages))):
         blocks.append(paragraph(f"<strong>{text(mark)}</strong>"))
     for m, p in _turn_parts(messages):
         images = _images_html(displays.get(p.id, ())) if displays and isinstance(p, ToolPart) else None
-        if html := (_tool_html(p, images is not None) if isinstance(p, ToolPart) else _part_html(m, p)):
+        if html := (_tool_html(p, images) if isinstance(p, ToolPart) else _part_html(m, p)):
             blocks.append(html)
-        if images:
-            blocks.append(images)
     for m in messages:  # an earlier step that failed says so where it happened
-        if m.role == "assistant" and m is not messages[-1] and (s := _status_line(m)):
-            blocks.append(paragraph(f"<strong>{text(s)}</strong>"))
+        if m.role == "assistant" and m is not messages[-1] and (s := _status_parts(m)):
+            blocks.append(element("div", f"forge-message-error forge-{m.status}", _status_html(*s),
+                                  data_status=m.status))
     if with_answer and (final := _final(messages)) is not None:
         blocks.extend(_message_blocks(final))
-    return sanitize_html('<div class="forge-record">\n' + "\n".join(blocks) + "\n</div>")
+    return sanitize_html(element("div", "forge-record forge-turn", "\n" + "\n".join(blocks) + "\n",
+                                 style="" if with_answer else SEAM_BOTTOM), record=True)
 
 
 def _final(messages: Sequence[Message]) -> Message | None:

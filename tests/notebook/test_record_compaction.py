@@ -40,7 +40,7 @@ def test_a_mid_turn_compaction_keeps_the_earlier_work_in_the_record(tmp_path, mo
     assert "row 00000" in record and "more characters in the store" in record
     assert "row 01099" not in record
     # The header counts the whole turn: the calling step and the answering one.
-    header = re.search(r"<sub>(forge[^<]*)</sub>", record)
+    header = re.search(r'<span class="forge-summary-line"[^>]*>(forge[^<]*)</span>', record)
     assert header is not None
     assert "2 steps" in header.group(1) and "1 tool call" in header.group(1), header.group(1)
     values = [o for o in cell.outputs if o.output_type == "execute_result"]

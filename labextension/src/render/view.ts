@@ -75,7 +75,9 @@ export class TurnView {
       h("div", { class: "forge-header" }, this.statusEl, this.elapsedEl,
         h("span", { class: "forge-spacer" }), this.stopEl),
       this.noticesEl, this.orphansEl, this.bodyEl);
-    el.classList.add("forge-widget");
+    // JupyterLab's rich-text rules, as on the record that replaces this view when the turn ends
+    // (a text/html output): the answer does not reflow then (render/look.py).
+    el.classList.add("forge-widget", "jp-RenderedHTMLCommon");
     el.append(this.root);
     this.ticker = setInterval(() => this.tick(), 1000);
     // Ask again if the snapshot never came (a message lost while the kernel was busy).
