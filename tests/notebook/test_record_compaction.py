@@ -36,7 +36,7 @@ def test_a_mid_turn_compaction_keeps_the_earlier_work_in_the_record(tmp_path, mo
     assert len(model_server.requests) == 3, "the call, the summary, the answer after it"
     assert "Context compacted" in record and "automatically" in record
     # The call before the compaction: its card, its code, its output (cut to the record's limit).
-    assert "<code>python</code>" in record
+    assert 'data-state="completed" data-tool="python"' in record
     assert "row 00000" in record and "more characters in the store" in record
     assert "row 01099" not in record
     # The header counts the whole turn: the calling step and the answering one.
