@@ -34,17 +34,6 @@ def now() -> float:
 STATUS_WORDS: dict[str, str] = {"error": "Error", "aborted": "Stopped", "interrupted": "Interrupted"}
 
 
-def status_words(status: str, why: str) -> tuple[str, str]:
-    """(the status word, what follows it): ("Error", ": the model server failed"), and a reason
-    that already starts with the word said once — ("Stopped", " by the user"), not "Stopped:
-    stopped by the user"."""
-    word = STATUS_WORDS[status]
-    if why.lower().startswith(word.lower()):
-        rest = why[len(word):]
-        return word, rest if rest[:1] in (" ", ":", "") else f": {why}"
-    return word, f": {why}"
-
-
 def duration(part: Any) -> float | None:
     """Seconds from a part's start to its end — a Part or its JSON row — None while it is open
     or for a part without times."""

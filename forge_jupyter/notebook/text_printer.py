@@ -184,7 +184,8 @@ class TextPrinter:
             self.user_messages.add(row["id"])
             return
         # lazily: the printer starts before pydantic loads
-        from ..messages import STATUS_WORDS, status_words
+        from ..messages import STATUS_WORDS
+        from ..render.numbers import status_words
 
         status = row.get("status")
         key = f"status:{row['id']}"

@@ -83,7 +83,7 @@ export function citedSources(citations: unknown): [string, string][] {
 }
 
 /** (the status word, what follows it): a reason that already starts with the word is said
- * once — ["Stopped", " by the user"], not "Stopped: stopped by the user" (messages.status_words). */
+ * once — ["Stopped", " by the user"], not "Stopped: stopped by the user" (render/numbers.py, status_words). */
 export function statusWords(word: string, why: string): [string, string] {
   if (why.toLowerCase().startsWith(word.toLowerCase())) {
     const rest = why.slice(word.length);
