@@ -173,7 +173,19 @@ ALL_VECTORS = HTML_VECTORS + MARKDOWN_VECTORS
 # What a record may contain, written down independently of forge_jupyter.render's own policy.
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "a": {"href", "title", "target", "rel"}, "img": {"src", "alt", "title"},
-    "ol": {"start"}, "th": {"style"}, "td": {"style"}, "details": {"open"}, "div": {"class"},
+    "ol": {"start"}, "th": {"style"}, "td": {"style"}, "details": {"open", "class", "style"},
+    # The record's frame: the live widget's classes, their looks inline, the tool card's state.
+    "div": {"class", "style", "data-state", "data-tool", "data-status"},
+    "span": {"class", "style", "title"}, "strong": {"class", "style"}, "pre": {"class", "style"},
+}
+# Layout and colour only: nothing that loads (url), positions over the page, or runs.
+FRAME_PROPERTIES = {
+    "align-items", "background-color", "border", "border-left", "border-left-color",
+    "border-radius", "color", "display", "flex", "font-family", "font-size", "font-style",
+    "font-weight", "gap", "line-height", "margin", "margin-bottom", "margin-left", "margin-top",
+    "min-height", "min-width", "overflow", "overflow-wrap", "padding", "padding-bottom",
+    "padding-left", "padding-top", "text-align",
+    "text-overflow", "white-space",
 }
 ALLOWED_TAGS = set(ALLOWED_ATTRIBUTES) | {
     "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "dl", "dt", "em", "h1", "h2",
@@ -247,10 +259,15 @@ def check_html(html: str) -> Tree:
                 assert scheme_of(value) in (None, "http", "https", "mailto"), f"href={value!r}"
             if name == "src":
                 assert SAFE_IMAGE.match(value), f"<{tag} src={value!r}>: only inline raster images"
-            if name == "style":
+            if name == "style" and tag in ("th", "td"):
                 assert re.fullmatch(r"text-align:(left|right|center)", value), f"style={value!r}"
+            elif name == "style":
+                for decl in filter(None, value.split(";")):
+                    prop, _, said = decl.partition(":")
+                    assert prop.strip() in FRAME_PROPERTIES, f"style={value!r} on <{tag}>"
+                    assert not re.search(r"url\(|expression|\\|@|<|javascript", said, re.I), value
             if name == "class":
-                assert value == "forge-record", f"class={value!r}"
+                assert all(re.fullmatch(r"forge-[a-z-]+", c) for c in value.split()), f"class={value!r}"
             if name == "target":
                 assert value == "_blank"
             if name == "rel":

@@ -189,14 +189,17 @@ class TextPrinter:
         if row.get("role") == "user":
             self.user_messages.add(row["id"])
             return
-        from ..messages import STATUS_WORDS  # lazily: the printer starts before pydantic loads
+        # lazily: the printer starts before pydantic loads
+        from ..messages import STATUS_WORDS
+        from ..render.numbers import status_words
 
         status = row.get("status")
         key = f"status:{row['id']}"
         if status in STATUS_WORDS and key not in self.seen:
             self.seen.add(key)
             why = (row.get("error") or {}).get("message") or status
-            self.line(f"✗ {STATUS_WORDS[status].lower()}: {why}")
+            word, rest = status_words(status, why)
+            self.line(f"✗ {word.lower()}{rest}")
 
     def _part(self, p: dict[str, Any]) -> None:
         pid, kind = p["id"], p["type"]

@@ -48,7 +48,11 @@ ATTRIBUTES = {
     "td": {"style"},
     "details": {"open"},
 }
-CLASSES = {"div": {"forge-record"}}
+# The record's own elements (built in record.py, never from model text) also carry the live
+# widget's classes and their looks inline (look.py): what the record cleaner adds to these.
+RECORD_ATTRIBUTES = {"div": {"style", "data-state", "data-tool", "data-status"},
+                     "span": {"style", "title"}, "details": {"style"},
+                     "strong": {"style"}, "pre": {"style"}}
 
 
 def url_scheme(url: str) -> str | None:
@@ -79,26 +83,39 @@ def _attribute_filter(tag: str, attr: str, value: str) -> str | None:
 
 
 @cache
-def _cleaner() -> nh3.Cleaner:
+def _cleaner(record: bool = False) -> nh3.Cleaner:
+    """Model text: no classes, no styles but a table cell's alignment. ``record``: the record's
+    frame as well — the widget's classes and look.py's style properties."""
     import nh3
 
+    from .look import CLASSES, PROPERTIES, TAGS_WITH_CLASSES
+
+    attributes = {k: set(v) for k, v in ATTRIBUTES.items()}
+    classes: dict[str, set[str]] = {}
+    properties = {"text-align"}
+    if record:
+        for tag, extra in RECORD_ATTRIBUTES.items():
+            attributes.setdefault(tag, set()).update(extra)
+        classes = {tag: set(CLASSES) for tag in TAGS_WITH_CLASSES}
+        properties |= PROPERTIES
     return nh3.Cleaner(
         tags=set(TAGS),
         clean_content_tags={"script", "style"},  # dropped with their content, not shown as text
-        attributes={k: set(v) for k, v in ATTRIBUTES.items()},
-        allowed_classes={k: set(v) for k, v in CLASSES.items()},
+        attributes=attributes,
+        allowed_classes=classes,
         url_schemes=set(LINK_SCHEMES | {"data"}),
         attribute_filter=_attribute_filter,
-        filter_style_properties={"text-align"},
+        filter_style_properties=properties,
         set_tag_attribute_values={"a": {"target": "_blank"}},
         link_rel="noopener noreferrer",
         strip_comments=True,
     )
 
 
-def sanitize_html(html: str) -> str:
-    """``html`` re-parsed and re-serialized with only the allowlisted tags, attributes and URLs."""
-    return _cleaner().clean(html)
+def sanitize_html(html: str, *, record: bool = False) -> str:
+    """``html`` re-parsed and re-serialized with only the allowlisted tags, attributes and URLs
+    (``record``: and the record frame's classes and styles)."""
+    return _cleaner(record).clean(html)
 
 
 def _validate_link(url: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..amounts import money, seconds
+from ..messages import STATUS_WORDS
 
 if TYPE_CHECKING:
     from ..messages import Tokens
@@ -29,3 +30,14 @@ def usage(tokens: Tokens, cost: float | None, model: str | None) -> str:
     if tokens.estimated:
         bits.append("tokens estimated")
     return " · ".join(bits)
+
+
+def status_words(status: str, why: str) -> tuple[str, str]:
+    """(the status word, what follows it): ("Error", ": the model server failed"), and a reason
+    that already starts with the word said once — ("Stopped", " by the user"), not "Stopped:
+    stopped by the user"."""
+    word = STATUS_WORDS[status]
+    if why.lower().startswith(word.lower()):
+        rest = why[len(word):]
+        return word, rest if rest[:1] in (" ", ":", "") else f": {why}"
+    return word, f": {why}"

@@ -11,7 +11,6 @@ this file cannot reach the page either. Pure functions: no IPython.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
@@ -33,74 +32,56 @@ from ..messages import (
     duration,
 )
 from .fresh_mark import fresh_line
-from .markdown import SAFE_IMAGE, markdown_html, sanitize_html
-from .numbers import seconds, usage
+from .look import SEAM_BOTTOM, SEAM_TOP, element
+from .markdown import markdown_html, sanitize_html
+from .numbers import seconds, status_words, usage
+from .pieces import (
+    DIFF_LIMIT,
+    OPEN_DIFF_LINES,
+    _clip,
+    code_block,
+    code_span,
+    details,
+    footer,
+    md_block,
+    paragraph,
+    text,
+)
 from .replay_mark import message_replay_line, replay_line
 from .sources import sources_of
-
-SHORT_OUTPUT_LINES = 6  # tool outputs up to this many lines are shown open
-OUTPUT_LIMIT = 4_000  # characters of a tool output kept in the static record
-ARGS_LIMIT = 2_000
-DIFF_LIMIT = 20_000
-OPEN_DIFF_LINES = 40
-
-# ----------------------------------------------------------------------------- pieces
+from .tool_card import _decision, _images_html, _tool_html, decision_text, tool_denied
 
 
-def text(value: object) -> str:
-    """Untrusted text as HTML text, on one line."""
-    return escape(" ".join(str(value).split()), quote=False)
-
-
-def code_span(value: object) -> str:
-    return f"<code>{text(value)}</code>"
-
-
-def code_block(value: str) -> str:
-    return f"<pre><code>{escape(value.rstrip(chr(10)), quote=False)}</code></pre>"
-
-
-def details(summary: str, body: str, *, open: bool = False) -> str:
-    """A collapsible block; ``summary`` is plain text (escaped here), ``body`` is HTML."""
-    tag = "<details open>" if open else "<details>"
-    return f"{tag}<summary>{text(summary)}</summary>\n{body}\n</details>"
-
-
-def paragraph(html: str) -> str:
-    return f"<p>{html}</p>"
-
-
-def footer(line: str) -> str:
-    return paragraph(f"<sub>{text(line)}</sub>")
-
-
-def _clip(value: str, limit: int) -> str:
-    if len(value) <= limit:
-        return value
-    return value[:limit] + f"\n… ({len(value) - limit:,} more characters in the store)"
-
-
-# ------------------------------------------------------------------------------ a message
-
-def _status_line(message: Message) -> str | None:
+def _status_parts(message: Message) -> tuple[str, str] | None:
     if message.status not in STATUS_WORDS:
         return None
     why = message.error.message if message.error is not None else message.status
-    return f"{STATUS_WORDS[message.status]}: {why}"
+    return status_words(message.status, why)
+
+
+def _status_line(message: Message) -> str | None:
+    parts = _status_parts(message)
+    return "".join(parts) if parts else None
+
+
+def _status_html(word: str, rest: str) -> str:
+    if rest.startswith(": "):
+        return f"<strong>{text(word)}:</strong> {text(rest[2:])}"
+    return f"<strong>{text(word)}</strong>" + (f" {text(rest)}" if rest.strip() else "")
 
 
 def _message_blocks(message: Message) -> list[str]:
-    blocks = [markdown_html(message.text) if message.text else paragraph("<em>(no text)</em>")]
     if message.role != "assistant":
-        return blocks
+        return [markdown_html(message.text) if message.text else paragraph("<em>(no text)</em>")]
+    blocks = [md_block(message.text) if message.text
+              else element("div", "forge-text forge-md", paragraph("<em>(no text)</em>"))]
     if sources := sources_of(message.parts):
         links = " · ".join(f'<a href="{escape(url)}" title="{escape(url)}">{text(title)}</a>'
                            for url, title in sources)
-        blocks.append(paragraph(f"<sub>Sources: {links}</sub>"))
-    status = _status_line(message)
-    if status is not None:
-        word, _, why = status.partition(": ")
-        blocks.append(paragraph(f"<strong>{text(word)}:</strong> {text(why)}"))
+        blocks.append(element("div", "forge-sources", f"Sources: {links}"))
+    if (status := _status_parts(message)) is not None:
+        blocks.append(element("div", f"forge-message-error forge-{message.status}",
+                              _status_html(*status), data_status=message.status))
     blocks.append(footer(usage(message.tokens, message.cost, message.model)))
     if mark := message_replay_line(message):
         blocks.append(footer(mark))
@@ -108,8 +89,13 @@ def _message_blocks(message: Message) -> list[str]:
 
 
 def message_html(message: Message) -> str:
-    """A message as its cell value: the text, then a small footer (usage, status, error)."""
-    return sanitize_html("\n".join(_message_blocks(message)))
+    """A message as its cell value: the text, then a small footer (usage, status, error) —
+    an answer in the widget's classes and looks, as the live view showed it."""
+    body = "\n".join(_message_blocks(message))
+    if message.role != "assistant":
+        return sanitize_html(body)
+    # No space above: the record ends where the live view's answer began (see SEAM).
+    return sanitize_html(element("div", "forge-turn forge-value", body, style=SEAM_TOP), record=True)
 
 
 def message_text(message: Message) -> str:
@@ -142,139 +128,47 @@ def _turn_parts(messages: Sequence[Message]) -> Iterable[tuple[Message, Any]]:
             yield m, p
 
 
-# Who decided a tool call, and how: the words the live widget uses (labextension/src/render/view.ts,
-# decisionText) for the decision a tool part keeps in ``metadata["decision"]`` — answer (once,
-# session, deny), by (widget, user, forge — no one could answer —, rule, or a name), rule, reason.
-ANSWER_WORDS = {"once": "Allowed once", "session": "Allowed for this session", "deny": "Denied"}
-DECIDED_BY = {"widget": "you, in the widget", "panel": "you, in the side panel", "user": "you",
-              "forge": "forge"}
-
-
-def decision_text(decision: dict[str, Any] | None) -> str:
-    """"Denied by you, in the widget — not now", "Denied by rule python:*=deny", "Allowed once
-    by you, in the widget"; "" when nothing was decided."""
-    if not decision:
-        return ""
-    answer, by = decision.get("answer"), decision.get("by")
-    said = ANSWER_WORDS.get(str(answer), str(answer))
-    if by == "rule":
-        who = f"rule {decision['rule']}" if decision.get("rule") else "a rule"
-    else:
-        who = DECIDED_BY.get(str(by), str(by)) if by else ""
-    reason = f" — {decision['reason']}" if decision.get("reason") else ""
-    return f"{said}{f' by {who}' if who else ''}{reason}"
-
-
-def tool_denied(p: ToolPart) -> bool:
-    """A call the permission gate refused (a rule, a person, or no one to ask): it never ran."""
-    return p.state == "error" and p.metadata.get("permission") == "denied"
-
-
-def _decision(p: ToolPart) -> dict[str, Any] | None:
-    decision = p.metadata.get("decision")
-    return decision if isinstance(decision, dict) else None
-
-
-def _tool_html(p: ToolPart) -> str:
-    denied = tool_denied(p)
-    head = [f"<strong>{code_span(p.tool or '(unnamed tool)')}</strong>",
-            text("denied" if denied else p.state)]
-    if (d := duration(p)) is not None:
-        head.append(seconds(d))
-    line = " · ".join(head)
-    if p.title and p.title != p.tool:  # "variables — variables" says nothing twice
-        line += f" — {text(p.title)}"
-    blocks = [paragraph(line)]
-    if args := _args_html(p):
-        blocks.append(args)
-    decision = _decision(p)
-    if denied:
-        blocks.append(paragraph(f"<strong>{text(decision_text(decision) or 'Denied')}</strong>"))
-    elif decision and decision.get("answer") in ("once", "session"):
-        blocks.append(paragraph(f"<em>{text(decision_text(decision))}</em>"))
-    if p.state == "completed" and p.output is not None:
-        out = _clip(p.output or "(no output)", OUTPUT_LIMIT)
-        n = (p.output or "").count("\n") + 1
-        if n <= SHORT_OUTPUT_LINES:
-            blocks.append(code_block(out))
-        else:
-            blocks.append(details(f"Output · {n:,} lines", code_block(out)))
-    if p.state == "error" and p.error:
-        blocks.append(code_block(_clip(p.error, OUTPUT_LIMIT)))
-    return "\n".join(blocks)
-
-
-def _args_html(p: ToolPart) -> str:
-    if p.raw_input is not None:
-        return details("Arguments (not valid JSON)", code_block(_clip(p.raw_input, ARGS_LIMIT)))
-    if not p.input:
-        return ""
-    inline = json.dumps(p.input, ensure_ascii=False)
-    if len(inline) <= 120 and "\\n" not in inline:
-        return paragraph(f"arguments: {code_span(inline)}")
-    rows = []
-    for key, value in p.input.items():
-        if isinstance(value, str) and ("\n" in value or len(value) > 80):
-            rows.append(paragraph(code_span(key)) + code_block(_clip(value, ARGS_LIMIT)))
-        else:
-            shown = json.dumps(value, ensure_ascii=False)
-            rows.append(paragraph(f"{code_span(key)}: {code_span(_clip(shown, ARGS_LIMIT))}"))
-    return details("Arguments", "\n".join(rows))
-
-
-def _images_html(bundles: Sequence[dict[str, Any]]) -> str | None:
-    """Images a tool showed (bus-only DisplayData), kept inline so a saved notebook has them."""
-    out = []
-    for b in bundles:
-        for mime in ("image/png", "image/jpeg", "image/gif", "image/webp"):
-            data = b.get(mime)
-            if not isinstance(data, str):
-                continue
-            src = f"data:{mime};base64,{''.join(data.split())}"
-            if SAFE_IMAGE.match(src):
-                alt = escape(" ".join(str(b.get("text/plain") or mime).split()))
-                out.append(paragraph(f'<img src="{src}" alt="{alt}">'))
-                break
-    return "\n".join(out) or None
-
-
 def _part_html(m: Message, p: Any) -> str | None:
     if isinstance(p, TextPart):
         if not p.text:
             return None
         if m.summary:
-            return details("Summary of the earlier conversation", markdown_html(p.text))
-        return markdown_html(p.text)
+            return details("Summary of the earlier conversation", md_block(p.text),
+                           classes="forge-summary-text")
+        return md_block(p.text, " forge-synthetic" if p.synthetic else "")
     if isinstance(p, ReasoningPart):
         if not p.text:
             return None
         d = duration(p)
-        label = f"Reasoning · {seconds(d)}" if d is not None else "Reasoning"
-        return details(label, markdown_html(p.text))
+        label = f"Thought for {seconds(d)}" if d is not None else "Reasoning"
+        return details(label, element("div", "forge-md forge-reasoning-body", markdown_html(p.text)),
+                       classes="forge-reasoning")
     if isinstance(p, ToolPart):
         return _tool_html(p)
     if isinstance(p, StepFinishPart):
         return footer(usage(p.tokens, p.cost, p.model))
     if isinstance(p, RetryPart):
         wait = f" · waited {seconds(p.wait)}" if p.wait else ""
-        return paragraph(f"↻ <strong>Retry {p.attempt}</strong>{wait} · {text(p.error)}")
+        return element("div", "forge-retry", element("span", "forge-label", f"Retry {p.attempt}")
+                       + f"{wait} · {text(p.error)}")
     if isinstance(p, CompactionPart):
-        how = "automatically" if p.auto else "on request"
+        label = "Context compacted automatically" if p.auto else "Context compacted"
         reason = f" — {text(p.reason)}" if p.reason else ""
-        return paragraph(f"─── <strong>Context compacted</strong> {how}{reason} ───")
+        return element("div", "forge-compaction", element("span", "forge-label", label) + reason)
     if isinstance(p, PatchPart):
         blocks = [details(f"Patch {f.path} +{f.additions} −{f.deletions}",
                           code_block(_clip(f.diff, DIFF_LIMIT)),
                           open=f.diff.count("\n") < OPEN_DIFF_LINES)
                   for f in p.files]
-        return "\n".join(blocks) or None
+        return element("div", "forge-patch", "\n".join(blocks)) if blocks else None
     if isinstance(p, SubtaskPart):
-        return paragraph(f"↳ <strong>Subtask</strong> {code_span(p.agent)}: "
-                         f"{text(p.description or p.prompt)}")
+        return element("div", "forge-subtask", element("span", "forge-label", "Subtask")
+                       + f" {code_span(p.agent)} {text(p.description or p.prompt)}")
     if isinstance(p, FilePart):
-        return paragraph(f"📎 {code_span(p.filename or p.path or p.url or '')}")
+        return element("div", "forge-file", element("span", "forge-label", "File")
+                       + f" {code_span(p.filename or p.path or p.url or '')}")
     if isinstance(p, AgentPart):
-        return paragraph(code_span("@" + p.name))
+        return element("div", "forge-agent-ref", code_span("@" + p.name))
     return None  # step-start
 
 
@@ -312,20 +206,23 @@ def turn_work_html(messages: Sequence[Message],
     messages = list(messages)
     if not messages:
         return ""
-    blocks = [footer(_summary_line(messages))]
+    # The header where the live one said "Done": the turn in one line.
+    blocks = [element("div", "forge-header", element("span", "forge-summary-line",
+                                                      text(_summary_line(messages))))]
     for mark in filter(None, (fresh_line(messages), replay_line(messages))):
         blocks.append(paragraph(f"<strong>{text(mark)}</strong>"))
     for m, p in _turn_parts(messages):
-        if html := _part_html(m, p):
+        images = _images_html(displays.get(p.id, ())) if displays and isinstance(p, ToolPart) else None
+        if html := (_tool_html(p, images) if isinstance(p, ToolPart) else _part_html(m, p)):
             blocks.append(html)
-        if displays and isinstance(p, ToolPart) and (images := _images_html(displays.get(p.id, ()))):
-            blocks.append(images)
     for m in messages:  # an earlier step that failed says so where it happened
-        if m.role == "assistant" and m is not messages[-1] and (s := _status_line(m)):
-            blocks.append(paragraph(f"<strong>{text(s)}</strong>"))
+        if m.role == "assistant" and m is not messages[-1] and (s := _status_parts(m)):
+            blocks.append(element("div", f"forge-message-error forge-{m.status}", _status_html(*s),
+                                  data_status=m.status))
     if with_answer and (final := _final(messages)) is not None:
         blocks.extend(_message_blocks(final))
-    return sanitize_html('<div class="forge-record">\n' + "\n".join(blocks) + "\n</div>")
+    return sanitize_html(element("div", "forge-record forge-turn", "\n" + "\n".join(blocks) + "\n",
+                                 style="" if with_answer else SEAM_BOTTOM), record=True)
 
 
 def _final(messages: Sequence[Message]) -> Message | None:

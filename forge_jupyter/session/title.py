@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-TITLE_CHARS = 80  # longer first lines are cut at a word end, with "…"
+from ..tools.base import TITLE_CHARS, title_line
+
+__all__ = ["FORK_MARK", "TITLE_CHARS", "fork_title", "title_of"]
 
 
 def title_of(prompt: str | None) -> str | None:
     """The title a prompt gives its session: its first line with words in it, whitespace runs
-    made one space, at most ``TITLE_CHARS`` characters; None for a prompt with no words."""
-    line = next((" ".join(raw.split()) for raw in (prompt or "").splitlines() if raw.strip()), "")
-    if not line:
-        return None
-    if len(line) <= TITLE_CHARS:
-        return line
-    cut = line[:TITLE_CHARS - 1]
-    space = cut.rfind(" ")
-    if space >= TITLE_CHARS // 2:  # a word end not too far back; else cut inside the word
-        cut = cut[:space]
-    return cut.rstrip() + "…"
+    made one space, at most ``TITLE_CHARS`` characters (cut at a word end, with "…"); None for
+    a prompt with no words."""
+    return title_line(prompt)
 
 
 FORK_MARK = " (fork)"

@@ -111,27 +111,40 @@ def load_view(store: Store, session_id: str, *, page_size: int = 200,
 
 def load_turn(store: Store, session_id: str, user_message_id: str | None = None,
               *, page_size: int = 50) -> list[Message]:
-    """A turn as stored, with parts: from its user message (by default the latest one) to the
-    end of the timeline — read from there on, so it costs the turn, not the history."""
+    """A turn as stored, with parts: from the person's message that began it (the one given,
+    by default the latest) to the end of the timeline — read from there on, so it costs the
+    turn, not the history. A compaction mid-turn writes user messages of its own (the request,
+    the continuation the answer replies to); the turn still begins at the person's message."""
     with store.hold():
         total = store.timeline_length(session_id)
-        start = None
+        end = total
         if user_message_id is not None:
             try:
-                start = store.position(session_id, user_message_id)
+                end = store.position(session_id, user_message_id) + 1
             except NotFound:
-                start = None
-        end = total
-        while start is None and end > 0:  # back from the end to the latest user message
-            first = max(0, end - page_size)
-            page = store.timeline(session_id, cursor=encode_cursor(first), limit=end - first,
-                                  with_parts=False)
-            users = [i for i, m in enumerate(page.items) if m.role == "user"]
-            if users:
-                start = first + users[-1]
-            end = first
-            page_size *= 2
-        start = start or 0
+                pass
+        start = _turn_start(store, session_id, end, page_size)
         if start >= total:
             return []
         return store.timeline(session_id, cursor=encode_cursor(start), limit=total - start).items
+
+
+def _turn_start(store: Store, session_id: str, end: int, page_size: int) -> int:
+    """The position of the latest message a person wrote before ``end``; else of the earliest
+    user message there; else 0. Pages are read without parts; only user messages get theirs."""
+    earliest: int | None = None
+    while end > 0:
+        first = max(0, end - page_size)
+        page = store.timeline(session_id, cursor=encode_cursor(first), limit=end - first,
+                              with_parts=False)
+        for i in range(len(page.items) - 1, -1, -1):
+            m = page.items[i]
+            if m.role != "user":
+                continue
+            earliest = first + i
+            m.parts = store.list_parts(m.id)
+            if is_person_turn(m):
+                return first + i
+        end = first
+        page_size *= 2
+    return earliest or 0

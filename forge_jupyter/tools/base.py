@@ -30,6 +30,25 @@ if TYPE_CHECKING:  # the services' types, named without importing the layers abo
     from ..store.base import Store
 
 
+TITLE_CHARS = 80  # longer first lines are cut at a word end, with "…"
+
+
+def title_line(text: str | None, limit: int = TITLE_CHARS) -> str | None:
+    """A title out of ``text``: its first line with words in it, whitespace runs made one
+    space, at most ``limit`` characters — cut at a word end with "…", never mid-word with
+    nothing to say so; None for text with no words."""
+    line = next((" ".join(raw.split()) for raw in (text or "").splitlines() if raw.strip()), "")
+    if not line:
+        return None
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:  # a word end not too far back; else cut inside the word
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
 @dataclass
 class ToolResult:
     """What a tool returns: the output the model reads, a title, the files it changed (the

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import ToolError
 from . import python_displays as displays
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, title_line
 from .threads import run_in_tool_thread
 from .truncate import BoundedOutput
 
@@ -178,7 +178,7 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if captured.truncated:  # cut here already, with the full output saved: not again
         meta["truncated"] = {"total_lines": captured.total_lines,
                              "total_bytes": captured.total_bytes, "saved": captured.saved_path}
-    return ToolResult(output, title=code.strip().splitlines()[0][:80] if code.strip() else "python",
+    return ToolResult(output, title=title_line(code) or "python",
                       metadata=meta)
 
 

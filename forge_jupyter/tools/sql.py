@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import ToolError
 from ..store.query.check import Checked, ReadOnlySQL, check_select, nodes
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, title_line
 from .confined import confined
 from .paths import locate
 from .reach import Fence, approve, check, fence_of, walk
@@ -277,8 +277,7 @@ async def run_sql(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     # in a thread of its own that the OS forbids to write files, where Linux allows it
     text, os_confined = await confined(_run, query, namespace, ctx.root, fence_of(ctx), ctx.stop,
                                        stop=ctx.stop)
-    lines = query.strip().splitlines()
-    return ToolResult(text, title=lines[0][:80] if lines else "sql",
+    return ToolResult(text, title=title_line(query) or "sql",
                       metadata={"writes_forbidden_by_os": os_confined})
 
 

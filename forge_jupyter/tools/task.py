@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ToolError
 from ..messages import SubtaskPart
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, title_line
 from .permission import Rule
 
 
@@ -49,7 +49,7 @@ async def run_task(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         reason = answer.error.message if answer.error else answer.status
         raise ToolError(f"The subagent ({agent}, session {child.id}) did not finish: {reason}\n"
                         f"{answer.text}")
-    return ToolResult(answer.text or "(the subagent gave no answer)", title=args["description"][:80],
+    return ToolResult(answer.text or "(the subagent gave no answer)", title=title_line(args["description"]) or "task",
                       metadata={"child_session_id": child.id, "cost": answer.cost})
 
 

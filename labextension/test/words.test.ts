@@ -47,3 +47,19 @@ test("cited sources are the Python side's, and nothing from what is not a list",
   assert.deepEqual(w.citedSources(inputs.citations), python.sources);
   assert.deepEqual([null, {}, "x", 3].map((c) => w.citedSources(c)), [[], [], [], []]);
 });
+
+test("a reason that repeats its status word is said once", () => {
+  assert.deepEqual(w.statusWords("Stopped", "stopped by the user"), ["Stopped", " by the user"]);
+  assert.deepEqual(w.statusWords("Stopped", "stopped: another runner"), ["Stopped", ": another runner"]);
+  assert.deepEqual(w.statusWords("Error", "the server failed"), ["Error", ": the server failed"]);
+  assert.deepEqual(w.statusWords("Stopped", "stoppedness"), ["Stopped", ": stoppedness"]);
+});
+
+test("the person reads a tool's output without the lines that stand for an image shown", () => {
+  const said = "image/png 572×454, shown to the user";
+  const p = { output: `mean 3.5\n[${said}]`, metadata: { displays: [said] } };
+  assert.equal(w.displayed(p, true), "mean 3.5");
+  assert.equal(w.displayed(p, false), p.output); // no image here: the line says what became of it
+  assert.equal(w.displayed({ output: `[${said}]`, metadata: { displays: [said] } }, true), "");
+  assert.equal(w.displayed({ output: null, metadata: null }, true), null);
+});

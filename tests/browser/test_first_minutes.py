@@ -181,7 +181,10 @@ def test_tool_cards_say_pending_denied_by_whom_and_do_not_repeat_the_name(page, 
     record = nb.cell(3).locator(".forge-record")
     record.wait_for()
     said = record.inner_text()
-    assert "write_note · denied" in said and "Denied by you, in the widget — not now" in said, said
+    card = record.locator(".forge-tool[data-tool=write_note]")
+    assert card.get_attribute("data-state") == "denied"
+    assert card.locator(".forge-tool-state").inner_text() == "denied"
+    assert "Denied by you, in the widget — not now" in said, said
     assert "· error" not in said and "variables — variables" not in said
     assert not page.forge_errors
 

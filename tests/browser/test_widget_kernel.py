@@ -209,7 +209,7 @@ def test_nbclient_gets_streamed_text_then_the_static_record(server, tmp_path, mo
     assert [o for o in outputs if o.output_type == "stream"] == []
     records = [o for o in outputs if o.output_type == "display_data" and o.data]
     assert len(records) == 1  # (the other display, the saved-notebook note, ended empty)
-    assert "<strong><code>nothing_here</code></strong> · error" in records[0].data["text/html"]
+    assert 'data-state="error" data-tool="nothing_here"' in records[0].data["text/html"]
     assert "application/vnd.jupyter.widget-view+json" not in records[0].data
     value = [o for o in outputs if o.output_type == "execute_result"]
     assert words in value[0].data["text/html"]

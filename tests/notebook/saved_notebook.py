@@ -36,14 +36,16 @@ def script(server: FakeModelServer, n: int) -> None:
         server.add(Turn.text(f"Hello number {i}: a short answer, **in Markdown**."))
 
 
-def execute(cells: list[str], server: FakeModelServer, root: Path, timeout: float = 180) -> Any:
-    """Run ``cells`` in a fresh kernel of this Python; the executed notebook, as saved."""
+def execute(cells: list[str], server: FakeModelServer, root: Path, timeout: float = 180,
+            settings: dict[str, str] | None = None) -> Any:
+    """Run ``cells`` in a fresh kernel of this Python; the executed notebook, as saved.
+    ``settings``: more ``FORGE_*`` variables for the kernel."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
     env = {**os.environ, "FORGE_MODEL": "openai/fake-model", "FORGE_API_BASE": server.openai_base,
            "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(root / "forge.duckdb"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(settings or {})}
     env.pop("FORGE_WIDGET", None)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
                             resources={"metadata": {"path": str(root)}})

@@ -96,6 +96,10 @@ def test_model_markdown_renders_inert(category, vector):
     out = render.markdown_html(vector)
     check_html(out)
     assert same_tree(render.sanitize_html(out), out), "a second parse changed the tree (mXSS)"
+    # Model text never wears the record frame's classes or styles (a fake tool card, a fake
+    # "Allowed" chip): those are the record's own elements only.
+    attrs = {name for _, pairs in check_html(out).elements for name, _ in pairs}
+    assert "class" not in attrs and "data-state" not in attrs, out
 
 
 @pytest.mark.parametrize(("category", "vector"), ALL_VECTORS, ids=ids(ALL_VECTORS))
@@ -103,7 +107,7 @@ def test_every_untrusted_field_of_a_turn_renders_inert(category, vector):
     turn, displays = hostile_turn(vector)
     record = render.turn_work_html(turn, displays, with_answer=True)
     tree = check_html(record)
-    assert same_tree(render.sanitize_html(record), record)
+    assert same_tree(render.sanitize_html(record, record=True), record)
     check_html(render.message_html(turn[-1]))
     # What the tools printed is shown, as text, exactly (NUL aside: HTML has no NUL).
     if "\0" not in vector:
@@ -117,6 +121,7 @@ def test_the_sanitizer_alone_stops_raw_html(category, vector):
     out = render.sanitize_html(vector)
     check_html(out)
     assert same_tree(render.sanitize_html(out), out)
+    check_html(render.sanitize_html(vector, record=True))  # the record's frame policy, alone
 
 
 @pytest.mark.parametrize(("category", "vector"), MARKDOWN_VECTORS, ids=ids(MARKDOWN_VECTORS))

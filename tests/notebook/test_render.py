@@ -5,6 +5,7 @@ is escaped, and the whole document is sanitized once more. Hostile input: test_m
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -39,6 +40,17 @@ def part(cls, **fields):
 
 def tags(html: str) -> list[str]:
     return [t for t, _ in Tree(html).elements]
+
+
+def plain(html: str) -> str:
+    """``html`` without its inline styles (the record's fallback looks, render/look.py)."""
+    return re.sub(r' style="[^"]*"', "", html)
+
+
+def heads(html: str) -> list[str]:
+    """Each tool card's head as text: "python · print('hi') · completed · 250 ms"."""
+    found = re.findall(r'<div class="forge-tool-head">(.*?)</div>', plain(html))
+    return [Tree(head).text for head in found]
 
 
 def test_ordinary_markdown_keeps_its_meaning():
@@ -83,8 +95,9 @@ def test_unclosed_html_in_model_text_cannot_swallow_the_record():
     html = render.turn_work_html([step, assistant(part(TextPart, text="end"), status="completed")])
     check_html(html)
     # The tool card is a sibling of the model's text, not inside its unclosed <details>.
-    top = html.split("\n")
-    assert any(line.startswith("<p><strong><code>python</code></strong>") for line in top), html
+    top = plain(html).split("\n")
+    assert any(line.startswith('<div class="forge-tool" data-state="completed" data-tool="python">')
+               for line in top), html
 
 
 def test_message_html_is_the_answer_and_a_footer():
@@ -92,8 +105,11 @@ def test_message_html_is_the_answer_and_a_footer():
                   tokens=Tokens(input=1234, output=56), cost=0.0012, status="completed")
     html = render.message_html(m)
     check_html(html)
-    assert html.startswith("<p>The answer is <strong>42</strong> <img>.</p>")
-    assert "<sub>1,234 in · 56 out · $0.0012 · openai/fake-model</sub>" in html
+    # The answer as the live widget showed it: its classes, and their looks inline.
+    assert plain(html).startswith('<div class="forge-turn forge-value"><div class="forge-text forge-md">'
+                                  "<p>The answer is <strong>42</strong> <img>.</p>")
+    assert '<div class="forge-step">1,234 in · 56 out · $0.0012 · openai/fake-model</div>' in plain(html)
+    assert 'style="' in html and "var(--jp-" in html  # for viewers without the extension
     assert m._repr_html_() == html
 
 
@@ -116,8 +132,13 @@ def test_message_html_says_cost_unknown_estimates_and_errors():
                   error=ErrorInfo(type="aborted", message="stopped by the <user>"))
     html = render.message_html(m)
     assert "≈10 in · ≈2 out · cost unknown" in html
-    assert "<strong>Stopped:</strong> stopped by the &lt;user&gt;" in html
-    assert "Stopped: stopped by the <user>" in render.message_text(m)
+    # "Stopped: stopped by the user" says it twice (issue 26, bug 9): once.
+    assert "<strong>Stopped</strong> by the &lt;user&gt;" in html and "Stopped:" not in html
+    assert "Stopped by the <user>" in render.message_text(m)
+    other = m.model_copy(update={"error": ErrorInfo(type="aborted", message="stopped: another runner")})
+    assert "<strong>Stopped:</strong> another runner" in render.message_html(other)
+    failed = m.model_copy(update={"status": "error", "error": ErrorInfo(type="x", message="boom")})
+    assert "<strong>Error:</strong> boom" in render.message_html(failed)
     no_text = Message(session_id=SID, role="user", status="completed")
     assert render.message_html(no_text) == "<p><em>(no text)</em></p>"
 
@@ -167,14 +188,15 @@ def test_turn_work_is_everything_but_the_final_answer():
     html = render.turn_work_html([user, step1, step2])
     tree = check_html(html)
     assert "the prompt" not in tree.text and "FINAL ANSWER" not in tree.text
-    assert "<details><summary>Reasoning · 1.50 s</summary>" in html and "think" in tree.text
-    assert "Let me run it." in tree.text
-    assert "<strong><code>python</code></strong> · completed · 250 ms — print('hi')" in html
+    assert '<details class="forge-reasoning"><summary>Thought for 1.50 s</summary>' in plain(html)
+    assert "think" in tree.text and "Let me run it." in tree.text
+    assert heads(html) == ["python · print('hi') · completed · 250 ms"]
     assert "<pre><code>print('hi')\nprint('there')</code></pre>" in html  # the code, readable
     assert "<pre><code>hi\nthere</code></pre>" in html
     assert "100 in · 10 out · cost unknown · openai/fake-model" in tree.text
     assert "200 in" not in tree.text.split("tool call", 1)[1]  # the final footer is the value's
-    assert html.startswith('<div class="forge-record">\n<p><sub>forge · 2 steps · 1 tool call')
+    assert plain(html).startswith('<div class="forge-record forge-turn">\n<div class="forge-header">'
+                                  '<span class="forge-summary-line">forge · 2 steps · 1 tool call')
     text = render.turn_work_text([user, step1, step2])
     assert "[python] completed in 250 ms" in text and "FINAL ANSWER" not in text
 
@@ -194,12 +216,29 @@ def test_turn_work_shows_retries_compactions_patches_errors_and_images():
     png = {"image/png": "iVBORw0KGgo=", "text/plain": "image/png 10×10"}
     html = render.turn_work_html([compact, step, last], displays={failing.id: [png]})
     check_html(html)
-    assert "↻ <strong>Retry 1</strong> · waited 500 ms · RateLimitError: slow down" in html
-    assert "<strong>Context compacted</strong> automatically — context overflow" in html
-    assert "<strong><code>write</code></strong> · error · 0 ms" in html
-    assert "<pre><code>denied: `no`</code></pre>" in html
+    flat = plain(html)
+    assert '<span class="forge-label">Retry 1</span> · waited 500 ms · RateLimitError: slow down' in flat
+    assert '<span class="forge-label">Context compacted automatically</span> — context overflow' in flat
+    assert heads(html) == ["write · x.py · error · 0 ms"]
+    assert '<pre class="forge-tool-error"><code>denied: `no`</code></pre>' in flat
     assert f'<details open=""><summary>Patch x.py +1 −1</summary>\n<pre><code>{diff.rstrip()}' in html
     assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="image/png 10×10">' in html
+
+
+def test_the_person_sees_the_chart_not_the_placeholder_the_model_reads():
+    said = "image/png 572×454, shown to the user"
+    plot = part(ToolPart, call_id="c1", tool="python", state="completed", input={"code": "plot()"},
+                output=f"mean 3.5\n[{said}]", metadata={"displays": [said]}, time_start=1.0, time_end=2.0)
+    only = part(ToolPart, call_id="c2", tool="python", state="completed", input={"code": "plot()"},
+                output=f"[{said}]", metadata={"displays": [said]}, time_start=1.0, time_end=2.0)
+    png = {"image/png": "iVBORw0KGgo=", "text/plain": "image/png 572×454"}
+    turn = [assistant(plot, only, status="completed"), assistant(part(TextPart, text="ok"), status="completed")]
+    html = render.turn_work_html(turn, displays={plot.id: [png], only.id: [png]})
+    check_html(html)
+    assert said not in html and html.count("<img ") == 2
+    assert "<pre><code>mean 3.5</code></pre>" in html and "(no output)" not in html
+    # Where no image is shown (none reached this view), the line says what happened to it.
+    assert said in render.turn_work_html(turn)
 
 
 def test_long_outputs_and_arguments_fold_and_are_clipped():
@@ -210,7 +249,8 @@ def test_long_outputs_and_arguments_fold_and_are_clipped():
                                   assistant(part(TextPart, text="ok"), status="completed")])
     text = check_html(html).text
     assert "<summary>Output · 20,000 lines</summary>" in html
-    assert "<summary>Arguments</summary>" in html and "<code>n</code>: <code>3</code>" in html
+    assert "<summary>Arguments</summary>" in html
+    assert '<span class="forge-arg-key">n</span><span class="forge-sep">: </span><code>3</code>' in plain(html)
     assert "more characters in the store" in text and "line 19999" not in text
 
 
@@ -222,7 +262,9 @@ def test_a_background_turn_record_can_end_with_its_answer():
     last = assistant(part(TextPart, text="the answer"), tokens=Tokens(input=3, output=1),
                      cost=None, status="completed")
     html = render.turn_work_html([last], with_answer=True)
-    assert render.message_html(last) in html
+    value = plain(render.message_html(last))
+    inner = value.removeprefix('<div class="forge-turn forge-value">').removesuffix("</div>")
+    assert inner != value and inner in plain(html)
     assert "the answer" not in render.turn_work_html([last])
     assert render.turn_work_text([last], with_answer=True).endswith(render.message_text(last))
 
@@ -248,13 +290,14 @@ def test_a_denied_call_says_denied_and_who_answered_not_error():
             assistant(part(TextPart, text="done"), status="completed")]
     html = render.turn_work_html(turn)
     check_html(html)
-    assert "· error" not in html
-    assert "<strong><code>python</code></strong> · denied · 0 ms" in html
+    assert 'data-state="error"' not in html
+    assert heads(html)[:4] == ["python · x · denied · 0 ms", "write · x · denied · 0 ms",
+                               "edit · x · denied · 0 ms", "sql · x · denied · 0 ms"]
     assert "<strong>Denied by you, in the widget — not now</strong>" in html
     assert "<strong>Denied by rule write:locked/*=deny</strong>" in html
     assert "<strong>Denied by forge — no one can answer approvals here</strong>" in html
-    assert "<strong><code>sql</code></strong> · denied" in html and "<strong>Denied</strong>" in html
-    assert "<pre><code>Permission denied: write is not allowed here.</code></pre>" in html
+    assert "<strong>Denied</strong>" in html
+    assert "<code>Permission denied: write is not allowed here.</code></pre>" in html
     assert "<em>Allowed once by you, in the widget</em>" in html
     text = render.turn_work_text(turn)
     assert "[python] denied by you, in the widget — not now" in text
@@ -278,8 +321,7 @@ def test_a_tool_card_does_not_repeat_a_title_that_is_the_tools_name():
     turn = [assistant(same, other, status="completed"),
             assistant(part(TextPart, text="ok"), status="completed")]
     html = render.turn_work_html(turn)
-    assert "<strong><code>variables</code></strong> · completed · 82 ms</p>" in html
-    assert "<strong><code>read</code></strong> · completed · 10 ms — a.txt</p>" in html
+    assert heads(html) == ["variables · completed · 82 ms", "read · a.txt · completed · 10 ms"]
     text = render.turn_work_text(turn)
     assert "[variables] completed in 82 ms\n" in text and "[read] completed in 10 ms — a.txt" in text
 
@@ -332,7 +374,7 @@ def test_the_record_of_a_real_turn_says_who_denied_or_allowed_each_call(make_for
         "answer": "deny", "by": "bob", "rule": None, "reason": "not on Fridays"}
     html = render.turn_work_html(stored)
     check_html(html)
-    assert "· error" not in html and html.count("· denied ·") == 3
+    assert 'data-state="error"' not in html and html.count('data-state="denied"') == 3
     assert "<strong>Denied by rule save(*locked*) → deny</strong>" in html
     assert "<strong>Denied by forge — no one can answer approvals here" in html
     assert "<strong>Denied by bob — not on Fridays</strong>" in html

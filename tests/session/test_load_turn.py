@@ -62,3 +62,22 @@ def test_a_session_without_user_messages_or_messages(store, rows):
     w = rows(store, session.id)
     orphan = w.assistant(w.user("x"), "y")
     assert load_turn(store, session.id, "msg_unknown")[-1] == orphan
+
+
+def test_a_turn_that_compacted_begins_at_the_persons_message_not_the_continuation(store, rows):
+    from forge_jupyter.messages import CompactionPart
+
+    session, written = history(store, rows, 2)
+    asked = message(session.id, "user", "print the rows")
+    called = message(session.id, "assistant", "calls", asked)
+    request = Message(session_id=session.id, role="user", status="completed", completed_at=now())
+    request.parts = [CompactionPart(session_id=session.id, message_id=request.id, auto=True)]
+    summary = message(session.id, "assistant", "## Goal", request)
+    go_on = message(session.id, "user", "Continue the task.")
+    go_on.parts[0].synthetic = True
+    answer = message(session.id, "assistant", "done", go_on)
+    turn = [asked, called, request, summary, go_on, answer]
+    store.write([op for m in turn for op in (PutMessage(m), *(PutPart(p) for p in m.parts),
+                                              AppendMessage(session.id, m.id))])
+    assert load_turn(store, session.id, answer.parent_id) == turn
+    assert load_turn(store, session.id) == turn

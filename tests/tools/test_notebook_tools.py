@@ -34,6 +34,17 @@ def test_python_runs_in_the_forges_namespace_and_returns_output_and_value(make_f
     assert "".join(live) == "hi\n"  # streamed live to the person
 
 
+def test_a_long_first_line_titles_the_call_cut_at_a_word_end_with_an_ellipsis(make_forge, server):
+    line = "result = " + " + ".join(f"value_number_{i}" for i in range(12))  # ~200 characters
+    server.add(Turn([tool_call("python", {"code": "\n" + line + "\nresult"})]), Turn.text("done"))
+    names = {f"value_number_{i}": i for i in range(12)}
+    forge = make_forge(builtin_tools=True, permissions=ALLOW_PYTHON, namespace=names)
+    forge.session("s").prompt("add")
+    title = _last_call(forge).title
+    assert title is not None and len(title) <= 80 and title.endswith("…"), title
+    assert line.startswith(title[:-1]) and line[len(title) - 1] == " ", "cut at a word end"
+
+
 def test_python_exception_comes_back_with_its_traceback(make_forge, server):
     server.add(Turn([tool_call("python", {"code": "print('before')\n1/0"})]), Turn.text("oops"))
     forge = make_forge(builtin_tools=True, permissions=ALLOW_PYTHON)

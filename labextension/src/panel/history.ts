@@ -30,6 +30,7 @@ export class HistoryView {
     this.el.dataset.complete = 'false';
     this.head(session);
     this.bodyEl.replaceChildren();
+    this.superseding = false;
     let builder: BlockBuilder | null = null;
     let cursor: string | null = null;
     let seen = 0;
@@ -82,7 +83,9 @@ export class HistoryView {
 
   private draw(blocks: Block[]): void {
     for (const b of blocks) {
-      this.bodyEl.append(blockEl(b));
+      const first = Boolean(b.superseded) && !this.superseding; // said once, where the run begins
+      this.superseding = Boolean(b.superseded);
+      this.bodyEl.append(blockEl(b, first));
     }
   }
 
@@ -90,10 +93,12 @@ export class HistoryView {
   private readonly bodyEl: HTMLElement;
   private readonly noteEl: HTMLElement;
   private generation = 0;
+  private superseding = false; // the last block drawn was superseded
 }
 
-/** One block of a stored timeline as the history and the chat's earlier turns draw it. */
-export function blockEl(b: Block): HTMLElement {
+/** One block of a stored timeline as the history and the chat's earlier turns draw it;
+ * ``tagged``: this block begins a superseded run, so it says "superseded by compaction". */
+export function blockEl(b: Block, tagged = true): HTMLElement {
   if (b.kind === 'boundary') {
     return divider(b.boundary);
   }
@@ -106,7 +111,8 @@ export function blockEl(b: Block): HTMLElement {
     return el;
   }
   return h('div', { class: 'forge-panel-superseded', 'data-superseded': 'true' },
-    h('span', { class: 'forge-panel-superseded-tag', 'data-testid': 'superseded-tag' }, 'superseded by compaction'),
+    tagged ? h('span', { class: 'forge-panel-superseded-tag', 'data-testid': 'superseded-tag' },
+      'superseded by compaction') : null,
     el);
 }
 

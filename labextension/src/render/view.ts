@@ -10,7 +10,7 @@ import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { LiveMarkdown } from "./stream.js";
 import { type Asked, type Decision, isQuestion, receive, TurnState } from "./state.js";
-import { citedSources, count, duration, seconds, STATUS_WORDS, usage } from "./words.js";
+import { citedSources, count, displayed, duration, seconds, STATUS_WORDS, statusWords, usage } from "./words.js";
 
 const LONG_OUTPUT_LINES = 12;
 const LONG_OUTPUT_CHARS = 1500;
@@ -85,7 +85,9 @@ export class TurnView {
       h("div", { class: "forge-header" }, this.statusEl, this.elapsedEl,
         h("span", { class: "forge-spacer" }), this.stopEl),
       this.noticesEl, this.orphansEl, this.bodyEl);
-    el.classList.add("forge-widget");
+    // JupyterLab's rich-text rules, as on the record that replaces this view when the turn ends
+    // (a text/html output): the answer does not reflow then (render/look.py).
+    el.classList.add("forge-widget", "jp-RenderedHTMLCommon");
     el.append(this.root);
     this.ticker = setInterval(() => this.tick(), 1000);
     // Ask again if the snapshot never came (a message lost while the kernel was busy).
@@ -265,11 +267,11 @@ export class TurnView {
     node.statusEl.replaceChildren();
     const title = STATUS_WORDS[m.status];
     if (title) {
-      const text = m.error ? m.error.message : m.status;
+      const [word, rest] = statusWords(title, m.error ? m.error.message : m.status);
       node.statusEl.append(h("div", {
         class: `forge-message-error forge-${m.status}`, "data-testid": "message-error",
         "data-status": m.status,
-      }, h("strong", {}, `${title}: `), text));
+      }, h("strong", {}, rest.startsWith(": ") ? `${word}:` : word), rest.startsWith(": ") ? ` ${rest.slice(2)}` : rest));
     }
   }
 
@@ -391,7 +393,7 @@ export class TurnView {
     }, h("div", { class: "forge-tool-head" },
       h("span", { class: "forge-tool-icon", "aria-hidden": "true" }),
       h("span", { class: "forge-tool-name" }, p.tool || "(unnamed tool)"),
-      h("span", { class: "forge-tool-title" }, title),
+      h("span", { class: "forge-tool-title", title }, title), // clipped to fit: whole on hover
       h("span", { class: "forge-tool-state", "data-testid": "tool-state" }, stateLabel),
       took));
     const args = this.argsEl(p);
@@ -400,7 +402,10 @@ export class TurnView {
     if (live && !(p.state === "completed" && p.output)) {
       card.append(h("pre", { class: "forge-tool-live", "data-testid": "tool-live-output" }, live));
     }
-    if (p.state === "completed" && p.output !== null && p.output !== undefined) card.append(this.outputEl(p));
+    const images = (s.displays.get(p.id) || []).length > 0;
+    const shown = displayed(p, images);
+    // an output that only named the images shown below it says nothing to the person
+    if (p.state === "completed" && shown !== null && (shown || !images)) card.append(this.outputEl(p, shown));
     if (denied) {
       card.append(h("div", { class: "forge-tool-denied", "data-testid": "tool-denied" },
         decision ? decisionText(decision) : "Denied.",
@@ -436,8 +441,8 @@ export class TurnView {
       h("summary", {}, "Arguments"), rows);
   }
 
-  outputEl(p: ToolPart): HTMLElement {
-    const text = p.output || "(no output)";
+  outputEl(p: ToolPart, shown: string): HTMLElement {
+    const text = shown || "(no output)";
     const lines = text.split("\n").length;
     const truncated = p.metadata && p.metadata.truncated as { saved?: string } | undefined;
     const note = truncated

@@ -81,3 +81,25 @@ export function citedSources(citations: unknown): [string, string][] {
   }
   return out;
 }
+
+/** (the status word, what follows it): a reason that already starts with the word is said
+ * once — ["Stopped", " by the user"], not "Stopped: stopped by the user" (render/numbers.py, status_words). */
+export function statusWords(word: string, why: string): [string, string] {
+  if (why.toLowerCase().startsWith(word.toLowerCase())) {
+    const rest = why.slice(word.length);
+    if (rest === "" || rest[0] === " " || rest[0] === ":") return [word, rest];
+  }
+  return [word, `: ${why}`];
+}
+
+/** A tool's output as the person reads it: the lines that stand for an image for the model
+ * ("[image/png 572×454, shown to the user]") left out where the image itself is shown
+ * (render/record.py, person_output); null for a call with no output; "" when only they were. */
+export function displayed(p: { output?: string | null; metadata?: Record<string, unknown> | null },
+  imagesShown: boolean): string | null {
+  if (p.output === null || p.output === undefined) return null;
+  const stand = p.metadata && Array.isArray(p.metadata.displays) ? p.metadata.displays as unknown[] : [];
+  if (!imagesShown || !stand.length) return p.output;
+  const said = new Set(stand.map(d => `[${String(d)}]`));
+  return p.output.split("\n").filter(line => !said.has(line)).join("\n").replace(/\n+$/, "");
+}
