@@ -23,7 +23,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from forge_jupyter import llm  # noqa: E402
 from forge_jupyter.bus import Bus  # noqa: E402
-from forge_jupyter.messages import Message, SessionInfo, Tokens, ToolPart  # noqa: E402
+from forge_jupyter.message import Message, SessionInfo, Tokens, ToolPart  # noqa: E402
 from forge_jupyter.scrub import valid_data  # noqa: E402
 from forge_jupyter.session.allowance import Allowance  # noqa: E402
 from forge_jupyter.session.checkpoints import SharedCommit  # noqa: E402

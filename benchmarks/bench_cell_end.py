@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "notebook
 from _small import HELP  # noqa: E402
 from nb_kernel import forge_kernel  # noqa: E402
 
-from forge_jupyter.messages import (  # noqa: E402
+from forge_jupyter.message import (  # noqa: E402
     CompactionPart,
     Message,
     SessionInfo,

@@ -29,7 +29,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter import Forge, llm  # noqa: E402
-from forge_jupyter.messages import (  # noqa: E402
+from forge_jupyter.message import (  # noqa: E402
     CompactionPart,
     Message,
     SessionInfo,

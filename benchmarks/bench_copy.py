@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from forge_jupyter.copy import SCAN_FACTOR, copy_sessions, plan
-from forge_jupyter.messages import Message, SessionInfo, TextPart
+from forge_jupyter.message import Message, SessionInfo, TextPart
 from forge_jupyter.store.base import Store
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, Op, PutMessage, PutPart

@@ -36,7 +36,7 @@ from forge_jupyter import (
     llm,  # noqa: E402
 )
 from forge_jupyter.bus import Bus  # noqa: E402
-from forge_jupyter.messages import Message, SessionInfo, TextPart, Tokens  # noqa: E402
+from forge_jupyter.message import Message, SessionInfo, TextPart, Tokens  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402
 from forge_jupyter.session.writer import Writer  # noqa: E402

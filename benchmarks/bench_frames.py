@@ -35,7 +35,7 @@ import pandas as pd
 from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter.forge import Forge
-from forge_jupyter.messages import Event, Message, SessionInfo, TextPart
+from forge_jupyter.message import Event, Message, SessionInfo, TextPart
 from forge_jupyter.store.query import sandbox
 from forge_jupyter.store.rows import event_row, message_row, part_row, session_row
 from forge_jupyter.store.sql.tables import (

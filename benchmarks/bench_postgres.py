@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def writer(db: str, name: str, turns: int, steps: int) -> dict[str, float | list[float]]:
     from forge_jupyter.forge import open_store
-    from forge_jupyter.messages import (
+    from forge_jupyter.message import (
         Message,
         SessionInfo,
         StepFinishPart,

@@ -43,7 +43,7 @@ from bench_frames import build_duckdb  # noqa: E402
 from pg_cluster import pg_cluster_running  # noqa: E402
 
 from forge_jupyter import frames  # noqa: E402
-from forge_jupyter.messages import Message, SessionInfo, StepFinishPart, now  # noqa: E402
+from forge_jupyter.message import Message, SessionInfo, StepFinishPart, now  # noqa: E402
 from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart  # noqa: E402
 from forge_jupyter.store.postgres import tenant_copy as postgres_copy  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
-from forge_jupyter.messages import Event, Message, SessionInfo, TextPart, now
+from forge_jupyter.message import Event, Message, SessionInfo, TextPart, now
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.projection import Projection

@@ -22,7 +22,7 @@ from types import ModuleType
 from _small import small  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter import render
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     Message,
     ReasoningPart,
     StepFinishPart,

@@ -25,7 +25,7 @@ from _small import small  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter import llm  # noqa: E402
 from forge_jupyter.bus import Bus, PartDelta  # noqa: E402
-from forge_jupyter.messages import Message, SessionInfo, Tokens  # noqa: E402
+from forge_jupyter.message import Message, SessionInfo, Tokens  # noqa: E402
 from forge_jupyter.scrub import Scrubber  # noqa: E402
 from forge_jupyter.session.context import RunConfig, RunContext  # noqa: E402
 from forge_jupyter.session.processor import Processor  # noqa: E402

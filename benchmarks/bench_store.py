@@ -34,7 +34,7 @@ from pathlib import Path
 
 from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     ErrorInfo,
     Message,
     SessionInfo,

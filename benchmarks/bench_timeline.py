@@ -35,7 +35,7 @@ from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 from bench_store import _session_ops  # noqa: E402 - the same session bench_store reads
 
 from forge_jupyter import frames  # noqa: E402
-from forge_jupyter.messages import Message, SessionInfo, Tokens  # noqa: E402
+from forge_jupyter.message import Message, SessionInfo, Tokens  # noqa: E402
 from forge_jupyter.store.duckdb.store import DuckDBStore  # noqa: E402
 from forge_jupyter.store.rows_to_models import _built  # noqa: E402
 

@@ -27,7 +27,7 @@ def __getattr__(name: str) -> Any:
 
         return Session
     if name == "Message":
-        from .messages import Message
+        from .message import Message
 
         return Message
     raise AttributeError(f"module 'forge_jupyter' has no attribute {name!r}")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .messages import Event, Message, Part, SessionInfo
+from .message import Event, Message, Part, SessionInfo
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DuplicateId, ForgeError, NotFound, SessionDeleted
-from .messages import Event, Message, SessionInfo
+from .message import Event, Message, SessionInfo
 from .store.base import Store
 from .store.inmemory.store import MemoryStore
 from .store.ops import AppendMessage, Op, PutEvent, PutMessage, PutPart

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from .errors import DuplicateId, ForgeError
 from .ids import new_id
 from .imported import Importer, event_row, message_row, session_row
-from .messages import Event, Message, SessionInfo, now, part_from_json
+from .message import Event, Message, SessionInfo, now, part_from_json
 from .scrub import Scrubber
 from .session.recovery import close_open_parts
 from .store.base import Store

@@ -23,7 +23,7 @@ from .history_data import HistoryData, forwarding
 from .ids import check_id, id_path, looks_like_id
 from .imported import new_session_directory
 from .memory import MEMORY_FLAG, LongTermMemory, Weights, memory_path, project_of
-from .messages import Event, SessionInfo
+from .message import Event, SessionInfo
 from .model_choice import ServedModels
 from .render import message_html as _message_html  # noqa: F401 — registers Message._repr_html_
 from .scrub import Scrubber, remember, secret_params

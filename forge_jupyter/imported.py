@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidOption
 from .ids import check_id
-from .messages import Event, Message, Part, SessionInfo, SubtaskPart
+from .message import Event, Message, Part, SessionInfo, SubtaskPart
 
 # Session metadata that grants: "allow for this session" answers (permission_gate.py) and the
 # session layer of permission rules (session/turn.py).

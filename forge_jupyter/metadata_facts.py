@@ -1,7 +1,7 @@
 """Facts a row keeps in its ``metadata`` JSON that forge reads back, typed on the Python side.
 
 The JSON stays where it always was (rows and export files written by earlier versions read
-back the same); `messages.py` reads each through a property (``ToolPart.changes``,
+back the same); `message.py` reads each through a property (``ToolPart.changes``,
 ``Message.replay``, ``ToolPart.replayed``) and the writers build these models, not bare dicts.
 """
 

@@ -30,7 +30,7 @@ from .errors import NotFound
 from .export import UNFINISHED, ImportFailed, atomic_write, close_orphans, scrub
 from .ids import check_id
 from .imported import Importer, message_row, session_row
-from .messages import Message, SessionInfo, part_from_json
+from .message import Message, SessionInfo, part_from_json
 from .scrub import Scrubber
 from .session.replay_match import candidates
 from .store.base import Store

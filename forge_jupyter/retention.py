@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import NotFound, SessionBusy
 from .ids import InvalidId, id_path
-from .messages import Event
+from .message import Event
 from .session import runner
 from .store.base import Store
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     CompactionPart,
     Event,
     Message,

@@ -137,15 +137,15 @@ def test_a_name_read_back_from_the_package_init_closes_a_cycle(tmp_path):
 
 
 def test_a_lazy_import_through_a_package_init_closes_a_cycle(tmp_path):
-    # The shape of model.py's (now messages.py) old lazy `from .render import message_html`.
+    # The shape of model.py's (now message.py) old lazy `from .render import message_html`.
     pkg = _package(tmp_path, {
         "__init__.py": "",
-        "messages.py": "class M:\n    def html(self):\n        from .render.num import f\n",
+        "message.py": "class M:\n    def html(self):\n        from .render.num import f\n",
         "render/__init__.py": "from .record import html\n",
         "render/num.py": "f = 1\n",
-        "render/record.py": "from ..messages import M\nhtml = M\n",
+        "render/record.py": "from ..message import M\nhtml = M\n",
     })
-    assert _cycles(_graph(pkg)) == [["pkg.messages", "pkg.render", "pkg.render.record"]]
+    assert _cycles(_graph(pkg)) == [["pkg.message", "pkg.render", "pkg.render.record"]]
 
 
 def test_sibling_imports_and_type_checking_imports_are_no_cycle(tmp_path):

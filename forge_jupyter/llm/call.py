@@ -10,7 +10,7 @@ import json
 from collections.abc import AsyncIterator, Iterable
 
 from ..errors import ModelTimeout
-from ..messages import Part, ReasoningPart, TextPart, ToolPart
+from ..message import Part, ReasoningPart, TextPart, ToolPart
 from .chunks import ChunkNormalizer, finish_name
 from .events import StepFinish, StreamEvent
 from .loading import litellm

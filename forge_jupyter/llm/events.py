@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import Tokens
+from ..message import Tokens
 
 
 @dataclass(slots=True)

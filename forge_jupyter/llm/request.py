@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import Message, ToolPart
+from ..message import Message, ToolPart
 
 
 def provider_of(model: str) -> str:

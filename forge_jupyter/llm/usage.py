@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..demo import DEMO_MODEL
-from ..messages import Tokens
+from ..message import Tokens
 from .loading import litellm
 
 # Models whose price is known without litellm's table: the offline demo runs here, for nothing.

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ..errors import ToolError
-from ..messages import FilePart
+from ..message import FilePart
 from ..scrub import Scrubber, valid_text
 from ..tools.base import Tool, ToolContext, ToolResult
 from ..tools.permission import subject_of

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from ..messages import CompactionPart, Message, TextPart, ToolPart
+from ..message import CompactionPart, Message, TextPart, ToolPart
 
 RESEARCH_TOOLS = frozenset({"sql", "variables", "read", "grep", "glob", "list", "history"})
 NOT_LOGGED = frozenset({"memory_search", "memory_get"})

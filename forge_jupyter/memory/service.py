@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..messages import Message
+from ..message import Message
 from ..scrub import valid_text
 from ..store.base import Store
 from ..store.sql.memory_index import MemoryIndex

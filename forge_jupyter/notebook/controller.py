@@ -189,7 +189,7 @@ class NotebookForge:
         """(the session a live ``%%forge`` runs in, the ``Poisoned`` verdict or None): the
         current one, or a fresh current one when it sat idle after repeated tool failures
         (session/poisoned.py). A session the person chose, or one running here, is kept."""
-        from ..messages import Event
+        from ..message import Event
         from ..session.poisoned import poisoned, session_max_age
 
         max_age = session_max_age(self.config.session_max_age)

@@ -7,7 +7,7 @@ else is derived from them: the JSON Schema (:func:`json_schema`), the TypeScript
 front end (``labextension/src/protocol.generated.ts``, written by
 ``scripts/gen_ts_protocol.py`` and checked by a test), the panel's accepted message types
 (``panel_protocol.TYPES``). A message or part row is the model's own pydantic row
-(``model.Message``, ``model.Part``): a new part type is a change to ``messages.py`` plus its
+(``model.Message``, ``model.Part``): a new part type is a change to ``message.py`` plus its
 rendering in ``labextension/src/render/view.ts``.
 
 This module imports nothing heavy: the model's rows and pydantic are imported only when a
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, get_args
 from typing_extensions import TypedDict
 
 if TYPE_CHECKING:  # resolved by _resolve() when a schema is built
-    from ..messages import Message, Part
+    from ..message import Message, Part
 
 PROTOCOL = 1  # the kernel ↔ front-end protocol; bumped on incompatible changes
 
@@ -296,7 +296,7 @@ def _typed_dicts() -> list[type]:
 
 def _resolve() -> None:
     """Make the rows' names resolvable and every message exact (no keys beyond its own)."""
-    from .. import messages as model
+    from .. import message as model
 
     globals().setdefault("Message", model.Message)
     globals().setdefault("Part", model.Part)
@@ -318,7 +318,7 @@ def json_schema() -> dict[str, Any]:
     from pydantic import TypeAdapter
     from pydantic.json_schema import GenerateJsonSchema
 
-    from .. import messages as model
+    from .. import message as model
 
     class AsSent(GenerateJsonSchema):
         def field_is_required(self, field: Any, total: bool) -> bool:

@@ -190,7 +190,7 @@ class TextPrinter:
             self.user_messages.add(row["id"])
             return
         # lazily: the printer starts before pydantic loads
-        from ..messages import STATUS_WORDS
+        from ..message import STATUS_WORDS
         from ..render.numbers import status_words
 
         status = row.get("status")
@@ -242,7 +242,7 @@ class TextPrinter:
         if state == "running":
             self.line(f"▸ {name} running")
         elif state == "completed":
-            from ..messages import duration
+            from ..message import duration
 
             d = duration(p)
             self.line(f"✓ {name} completed" + (f" in {seconds(d)}" if d is not None else ""))
@@ -258,3 +258,23 @@ class TextPrinter:
                           f"['{name}:*=allow']", quiet=True)
         elif state == "error":
             self.line(f"✗ {name} failed: {first_paragraph(p.get('error') or '')}")
+
+
+def in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (not terminal IPython, not a script)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def printer_here() -> TextPrinter:
+    """The printer for where the turn runs. In a kernel, stream outputs may be kept apart
+    (nbconvert), so whole lines are written, and a tool's chart is displayed where its call is."""
+    if not in_kernel():
+        return TextPrinter()
+    from IPython.display import display
+
+    return TextPrinter(whole_lines=True, show=lambda bundle: display(bundle, raw=True))

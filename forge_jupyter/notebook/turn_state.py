@@ -71,7 +71,7 @@ class TurnState:
 
     def messages_with_parts(self) -> list[Any]:
         """The turn rebuilt as Message objects (when the caller has no stored copy)."""
-        from ..messages import Message, part_from_json
+        from ..message import Message, part_from_json
 
         out = []
         for mid in sorted(self.messages):
@@ -85,7 +85,7 @@ class TurnState:
         """This turn's messages out of ``messages`` (a Message or a list, e.g. what the run
         returned or the store holds): those seen live, else the latest turn among them; with
         none given, the turn rebuilt from what was seen."""
-        from ..messages import Message
+        from ..message import Message
 
         if messages is None:
             return self.messages_with_parts()
@@ -111,7 +111,7 @@ class TurnState:
             pend.delta(ev)
 
     def _part(self, ev: Any, pend: Pending) -> None:
-        from ..messages import CompactionPart
+        from ..message import CompactionPart
 
         part = ev.part
         if part.message_id in self.user_messages and not isinstance(part, CompactionPart):
@@ -122,7 +122,7 @@ class TurnState:
         pend.part(row)
 
     def _message(self, ev: Any, pend: Pending) -> None:
-        from ..messages import CompactionPart
+        from ..message import CompactionPart
 
         m = ev.message
         row = m.to_json()

@@ -74,15 +74,6 @@ def _keep_open(widget: TurnWidget) -> None:
         _kept.popleft().close()
 
 
-def _in_kernel() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
 class TurnView:
     """One turn's live view: ``show()`` at once, ``follow(forge, session)`` when they exist,
     ``finish(messages)`` after the run (``start()`` is show + follow)."""
@@ -146,8 +137,8 @@ class TurnView:
         self._context = contextvars.copy_context()
         if loading:
             self.state.status = {"status": "loading", "detail": {"message": loading}}
-        panel_only = self.origin == "panel" and _in_kernel() and panel.HUB.attached
-        widget_mode = not self.text_only and self.origin != "panel" and _in_kernel()
+        panel_only = self.origin == "panel" and text_printer.in_kernel() and panel.HUB.attached
+        widget_mode = not self.text_only and self.origin != "panel" and text_printer.in_kernel()
         if widget_mode:
             try:
                 self._show_widget()
@@ -157,7 +148,7 @@ class TurnView:
         if widget_mode:
             self._ready_timer = self._call_later(self.ready_timeout, self._check_ready, time.monotonic())
         elif not panel_only:
-            self._printer = self._text_printer()
+            self._printer = text_printer.printer_here()
             self._print(self.state.snapshot_ops())
         return self
 
@@ -247,16 +238,6 @@ class TurnView:
         self.widget.on_msg(self._on_view_message)
         self._handle = display(self.widget, display_id=True)
         self._note = display(saved_note.note_bundle(), raw=True, display_id=True)
-
-    def _text_printer(self) -> Any:
-        # In a kernel, stream outputs may be kept apart (nbconvert): write whole lines; a
-        # tool's chart is displayed where its call is.
-        if not _in_kernel():
-            return text_printer.TextPrinter()
-        from IPython.display import display
-
-        return text_printer.TextPrinter(whole_lines=True,
-                                        show=lambda bundle: display(bundle, raw=True))
 
     def _call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Later:
         return call_later(self._loop, self._context, delay, fn, *args)
@@ -391,7 +372,7 @@ class TurnView:
         with self._lock:
             if self._ready or self._finished or self._printer is not None:
                 return
-            self._printer = self._text_printer()
+            self._printer = text_printer.printer_here()
             self._pending.drain()  # the snapshot below covers it
             self._print(self.state.snapshot_ops())
             if self._remove_handler is not None:

@@ -5,12 +5,12 @@
 ``numbers``: durations, money, tokens.
 """
 
-from ..messages import register_message_html
+from ..message import register_message_html
 from .markdown import markdown_html, sanitize_html
 from .numbers import money, seconds, usage
 from .record import decision_text, message_html, message_text, turn_work_html, turn_work_text
 
-# A message in a cell shows as this package renders it; messages.py cannot import it (ground floor).
+# A message in a cell shows as this package renders it; message.py cannot import it (ground floor).
 register_message_html(message_html)
 
 __all__ = [

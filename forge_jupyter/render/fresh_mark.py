@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..messages import Message
+from ..message import Message
 
 
 def idle_words(seconds: float) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..amounts import money, seconds
-from ..messages import STATUS_WORDS
+from ..message import STATUS_WORDS
 
 if TYPE_CHECKING:
-    from ..messages import Tokens
+    from ..message import Tokens
 
 __all__ = ["money", "seconds", "usage"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from ..messages import (
+from ..message import (
     STATUS_WORDS,
     AgentPart,
     CompactionPart,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from ..messages import Message
+from ..message import Message
 from ..metadata_facts import ReplayMark
 
 

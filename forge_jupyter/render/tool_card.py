@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from ..messages import ToolPart, duration
+from ..message import ToolPart, duration
 from .look import element, state_style
 from .markdown import SAFE_IMAGE
 from .numbers import seconds

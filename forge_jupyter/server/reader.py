@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound
-from ..messages import TERMINAL_STATUSES
+from ..message import TERMINAL_STATUSES
 from . import params, shapes
 from .params import BadRequest, SessionCursor
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..render.replay_mark import message_replay_line
 
 if TYPE_CHECKING:
-    from ..messages import Message
+    from ..message import Message
 
 
 def _opt(value: Any) -> Any:

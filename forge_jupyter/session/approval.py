@@ -17,7 +17,7 @@ from typing import Any
 
 from ..bus import ApprovalAnswered, ApprovalRequested, Bus
 from ..ids import new_id
-from ..messages import now
+from ..message import now
 from ..tools.permission import Rule
 from .waiting import Waiting
 

@@ -17,7 +17,7 @@ import asyncio
 import logging
 
 from ..errors import LeaseLost
-from ..messages import ReasoningPart, TextPart
+from ..message import ReasoningPart, TextPart
 from .writer import Writer
 
 log = logging.getLogger(__name__)

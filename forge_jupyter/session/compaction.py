@@ -15,7 +15,7 @@ import asyncio
 import json
 
 from .. import llm
-from ..messages import CompactionPart, Event, Message, StepFinishPart, TextPart, ToolPart, now
+from ..message import CompactionPart, Event, Message, StepFinishPart, TextPart, ToolPart, now
 from .context import RunContext
 from .prune import prune
 from .view import compaction_part, filter_compacted, is_person_turn, is_summary

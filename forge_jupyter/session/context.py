@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import llm
 from ..bus import Bus
-from ..messages import Message, SessionInfo, TextPart, ToolPart, now
+from ..message import Message, SessionInfo, TextPart, ToolPart, now
 from ..settings import BY_NAME
 from ..tools.base import Tool
 from ..tools.permission import Permissions

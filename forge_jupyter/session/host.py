@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..messages import SessionInfo
+from ..message import SessionInfo
 from ..model_choice import ServedModels
 from ..tools.permission import Rule
 from .retry import RetryPolicy

@@ -9,7 +9,7 @@ hands it to the Processor, which answers ``continue | stop | compact``.
 from __future__ import annotations
 
 from .. import llm
-from ..messages import Message, TextPart, ToolPart, now
+from ..message import Message, TextPart, ToolPart, now
 from . import compaction
 from .context import RunContext
 from .processor import Processor

@@ -11,7 +11,7 @@ session's metadata, so the next turn's permissions hold it too.
 from __future__ import annotations
 
 from ..errors import ToolError
-from ..messages import Event, ToolPart
+from ..message import Event, ToolPart
 from ..tools.base import Tool
 from ..tools.permission import PathSubject, Permissions, Rule
 from .approval import ApprovalRequest, Approvals

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from ..messages import Message, ToolPart
+from ..message import Message, ToolPart
 from ..render.fresh_mark import idle_words
 from ..retention import parse_max_age
 from ..store.base import Store, encode_cursor

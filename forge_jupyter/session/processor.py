@@ -21,7 +21,7 @@ from typing import Literal
 
 from .. import llm
 from ..bus import SessionStatus
-from ..messages import (
+from ..message import (
     ErrorInfo,
     Message,
     PatchPart,

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import llm
 from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_int, positive_number
-from ..messages import ErrorInfo, Event, FilePart, Message, now
+from ..message import ErrorInfo, Event, FilePart, Message, now
 from ..model_choice import MAX_TOKENS_HINT
 from ..scrub import valid_text
 from . import compaction, runner

@@ -12,7 +12,7 @@ it back), and as the view grows the pruned set only grows, so earlier requests s
 from __future__ import annotations
 
 from ..llm import approx_tokens
-from ..messages import Message, ToolPart
+from ..message import Message, ToolPart
 from .view import is_person_turn
 
 PRUNE_PROTECT = 40_000  # tokens of the newest older-than-two-turns tool output that stay

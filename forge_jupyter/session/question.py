@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..bus import QuestionAnswered, QuestionAsked
 from ..ids import new_id
-from ..messages import now
+from ..message import now
 from .waiting import Waiting
 
 MAX_ANSWER = 10_000  # characters of an answer: the model reads it, the store keeps it

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..messages import Event, Message, Part, ReasoningPart, TextPart, ToolPart, now
+from ..message import Event, Message, Part, ReasoningPart, TextPart, ToolPart, now
 from ..store.base import Store
 from ..store.ops import Op, PutEvent, PutMessage, PutPart
 from . import runner

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..ids import new_id
-from ..messages import (
+from ..message import (
     ErrorInfo,
     Event,
     Message,

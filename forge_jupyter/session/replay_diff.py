@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..messages import ToolPart
+from ..message import ToolPart
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 _IDS = re.compile(r"\b(prt|ses)_[0-9A-Za-z]+\b")

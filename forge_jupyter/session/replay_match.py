@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..messages import Message, TextPart
+from ..message import Message, TextPart
 from ..metadata_facts import ReplayMark
 from ..store.base import Store, encode_cursor
 from .view import is_person_turn

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..llm.events import Citation, ServerToolCall, ServerToolResult
 from ..llm.web_search import result_text
-from ..messages import ReasoningPart, TextPart, ToolPart
+from ..message import ReasoningPart, TextPart, ToolPart
 from ..scrub import valid_data
 from ..tools.arguments import parse_arguments
 from .writer import Writer

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..imported import trusted_directory
-from ..messages import Message, SessionInfo
+from ..message import Message, SessionInfo
 from . import runner
 from .approval import Answer
 from .commands import expand_command

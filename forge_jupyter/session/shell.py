@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import SessionBusy, positive_number
 from ..ids import new_id
-from ..messages import Message, ToolPart, now
+from ..message import Message, ToolPart, now
 from ..process_group import stop_group
 from ..scrub import Scrubber, secret_params, valid_text
 from ..tools.truncate import BoundedOutput

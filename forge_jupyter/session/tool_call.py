@@ -16,7 +16,7 @@ from typing import Any
 
 from ..bus import DisplayData, ToolOutput
 from ..errors import ToolError
-from ..messages import ToolPart
+from ..message import ToolPart
 from ..scrub import StreamScrubber
 from ..tools.base import Tool, ToolContext
 from ..tools.threads import MAX_ABANDONED

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..agents import Agent
 from ..llm.web_search import SEARCH_FLAG, SEARCH_OPTIONS, supports_web_search
-from ..messages import Message, SessionInfo
+from ..message import Message, SessionInfo
 from ..model_choice import ModelChoice, resolve, with_key
 from ..scrub import Scrubber, secret_params
 from ..system_prompt import build_system_prompt

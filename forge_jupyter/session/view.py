@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import NotFound
-from ..messages import CompactionPart, Message, TextPart
+from ..message import CompactionPart, Message, TextPart
 from ..store.base import Store, encode_cursor
 
 

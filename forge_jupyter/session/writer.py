@@ -24,7 +24,7 @@ from typing import Any
 
 from ..bus import Bus, EventRecorded, MessageUpdated, PartDelta, PartUpdated
 from ..errors import Immutable, LeaseLost
-from ..messages import Event, Message, Part, ReasoningPart, TextPart
+from ..message import Event, Message, Part, ReasoningPart, TextPart
 from ..scrub import Scrubber, StreamScrubber
 from ..store.projection import Projection
 from . import runner

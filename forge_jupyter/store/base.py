@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from ..messages import Event, Message, Part, SessionInfo
+from ..message import Event, Message, Part, SessionInfo
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 from .sql.dialect import Dialect
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..messages import Event, Message, Part
+from ..message import Event, Message, Part
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import DuplicateId, Immutable, LeaseLost, MessageRunning, NotFound, SessionDeleted
-from ..messages import Event, Message, Part
+from ..message import Event, Message, Part
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart
 
 

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 
 from ..errors import LeaseLost, SchemaTooNew, StoreUnavailable, StoreUnreadable
-from ..messages import ErrorInfo, Event, Message, Part, TextPart, now
+from ..message import ErrorInfo, Event, Message, Part, TextPart, now
 from .base import Store
 from .fence import Fences, OnLost, session_of
 from .ops import AppendMessage, Op, PutEvent, PutMessage, PutPart

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from ..messages import (
+from ..message import (
     TERMINAL_TOOL_STATES,
     Event,
     Message,

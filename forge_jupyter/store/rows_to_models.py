@@ -29,7 +29,7 @@ from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from ..messages import ErrorInfo, Message, Part, Tokens
+from ..message import ErrorInfo, Message, Part, Tokens
 
 _new = object.__new__
 _set = object.__setattr__

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import ErrorInfo, Message
+from ..message import ErrorInfo, Message
 from .ops import Op, PutMessage, PutPart
 
 # A buffered row's slot: its kind (message | part | append | event, as ``Rejected.kind``) and

@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from ..errors import ToolError
-from ..messages import PatchFile
+from ..message import PatchFile
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .patch import unified_diff
 from .paths import ignores_case, path_subject, session_root

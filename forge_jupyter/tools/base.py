@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..messages import Event, Part, PatchFile, SessionInfo
+from ..message import Event, Part, PatchFile, SessionInfo
 from ..scrub import Scrubber
 from .permission import (
     ARGUMENT_KINDS,

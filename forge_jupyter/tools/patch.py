@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..messages import PatchFile
+from ..message import PatchFile
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

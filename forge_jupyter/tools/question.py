@@ -15,7 +15,7 @@ import asyncio
 from typing import Any
 
 from ..errors import ToolError
-from ..messages import Event
+from ..message import Event
 from ..session.question import MAX_ANSWER, NO_ONE, STOPPED, QuestionRequest, Reply
 from .base import Tool, ToolContext, ToolResult
 

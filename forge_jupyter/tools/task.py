@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ToolError
-from ..messages import SubtaskPart
+from ..message import SubtaskPart
 from .base import Tool, ToolContext, ToolResult, title_line
 from .permission import Rule
 

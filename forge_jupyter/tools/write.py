@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterator
 
 from ..errors import ToolError
-from ..messages import PatchFile
+from ..message import PatchFile
 from .base import Tool, ToolContext, ToolResult, tool_from_function
 from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff

@@ -26,7 +26,7 @@ WIDGET_ID = "forge_jupyter.notebook.widget.TurnWidget"
 KERNEL_SETUP = """
 import asyncio, json, os, time
 from forge_jupyter import Forge
-from forge_jupyter.messages import Message, TextPart, now
+from forge_jupyter.message import Message, TextPart, now
 from forge_jupyter.notebook.widget import TurnView
 from forge_jupyter.session.writer import Writer
 f = Forge(db=':memory:', builtin_tools=False, model='openai/fake-model',

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from forge_jupyter import Forge
-from forge_jupyter.messages import Message, SessionInfo, TextPart, now
+from forge_jupyter.message import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.prompt import run_sync
 from forge_jupyter.session.replay import replay_async
 from forge_jupyter.session.replay_match import find_recording

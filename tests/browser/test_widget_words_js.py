@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_jupyter import render
-from forge_jupyter.messages import STATUS_WORDS, Tokens, duration
+from forge_jupyter.message import STATUS_WORDS, Tokens, duration
 from forge_jupyter.render.sources import cited_sources
 
 CASES_JSON = Path(__file__).resolve().parents[2] / "labextension" / "test" / "words.cases.json"

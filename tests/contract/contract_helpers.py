@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     AgentPart,
     CompactionPart,
     ErrorInfo,

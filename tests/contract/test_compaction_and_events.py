@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_jupyter.messages import CompactionPart, Event, Message, TextPart, now
+from forge_jupyter.message import CompactionPart, Event, Message, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from tests.contract.contract_helpers import finish, new_session, running_assistant, user_turn
 

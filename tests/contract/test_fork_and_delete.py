@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted
-from forge_jupyter.messages import Event, SessionInfo
+from forge_jupyter.message import Event, SessionInfo
 from tests.contract.contract_helpers import finish, new_session, running_assistant, user_turn
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import Immutable, MessageRunning, NotFound
-from forge_jupyter.messages import Message, SessionInfo, now
+from forge_jupyter.message import Message, SessionInfo, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from tests.contract.contract_helpers import (
     finish,

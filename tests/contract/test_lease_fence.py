@@ -10,7 +10,7 @@ import time
 import pytest
 
 from forge_jupyter.errors import LeaseLost, NotFound
-from forge_jupyter.messages import Event, Message, TextPart, now
+from forge_jupyter.message import Event, Message, TextPart, now
 from forge_jupyter.session.recovery import recover
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from tests.contract.contract_helpers import new_session, running_assistant, text, user_turn

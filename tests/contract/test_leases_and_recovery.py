@@ -7,7 +7,7 @@ import time
 import pytest
 
 from forge_jupyter.errors import NotFound, SessionDeleted
-from forge_jupyter.messages import ReasoningPart
+from forge_jupyter.message import ReasoningPart
 from forge_jupyter.session.recovery import recover
 from tests.contract.contract_helpers import (
     finish,

@@ -3,7 +3,7 @@ the same answer on every backend: same notebook, prompt and point of history, fi
 
 from __future__ import annotations
 
-from forge_jupyter.messages import Message, TextPart, now
+from forge_jupyter.message import Message, TextPart, now
 from forge_jupyter.session.replay_match import find_recording, point_of
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from tests.contract.contract_helpers import new_session

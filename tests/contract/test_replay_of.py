@@ -3,7 +3,7 @@ every backend, through every read path — and a live message names none."""
 
 from __future__ import annotations
 
-from forge_jupyter.messages import Message, now
+from forge_jupyter.message import Message, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage
 from tests.contract.contract_helpers import new_session
 

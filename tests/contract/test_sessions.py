@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from tests.contract.contract_helpers import assert_same, new_session, user_turn
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import DuplicateId, NotFound
-from forge_jupyter.messages import Event, Message, SessionInfo
+from forge_jupyter.message import Event, Message, SessionInfo
 from forge_jupyter.store.ops import AppendMessage, PutMessage
 from tests.contract.contract_helpers import finish, new_session, running_assistant, text, user_turn
 

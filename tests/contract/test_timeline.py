@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import DuplicateId, NotFound
-from forge_jupyter.messages import Message, TextPart, now
+from forge_jupyter.message import Message, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from tests.contract.contract_helpers import finish, new_session, running_assistant, text, user_turn
 

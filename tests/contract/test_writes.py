@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import DuplicateId, Immutable, NotFound, SessionDeleted
-from forge_jupyter.messages import PART_TYPES, Event, Message, TextPart, part_from_json
+from forge_jupyter.message import PART_TYPES, Event, Message, TextPart, part_from_json
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from tests.contract.contract_helpers import (
     assert_same,

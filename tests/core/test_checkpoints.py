@@ -12,7 +12,7 @@ import time
 import pytest
 
 from forge_jupyter.bus import Bus, PartDelta, PartUpdated
-from forge_jupyter.messages import Message, ToolPart
+from forge_jupyter.message import Message, ToolPart
 from forge_jupyter.session.writer import Writer
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.projection import Projection
@@ -113,7 +113,7 @@ def test_a_stored_snapshot_does_not_follow_later_mutation_of_the_part(tmp_path):
     published = []
     bus.subscribe(lambda e: published.append(e.part), types=PartUpdated)
     writer = Writer(Projection(store), bus)
-    from forge_jupyter.messages import SessionInfo
+    from forge_jupyter.message import SessionInfo
 
     info = store.create_session(SessionInfo())
     message = Message(session_id=info.id, role="assistant")

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from forge_jupyter.errors import LeaseLost
-from forge_jupyter.messages import Message, TextPart, now
+from forge_jupyter.message import Message, TextPart, now
 from forge_jupyter.session import runner
 from forge_jupyter.session.recovery import recover
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from forge_jupyter.errors import SessionBusy
-from forge_jupyter.messages import Message, TextPart, ToolPart
+from forge_jupyter.message import Message, TextPart, ToolPart
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import Turn, text
 

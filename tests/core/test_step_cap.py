@@ -4,7 +4,7 @@ forever; the stop is recorded like ``finish=length`` and marked as forge's."""
 
 from __future__ import annotations
 
-from forge_jupyter.messages import StepFinishPart
+from forge_jupyter.message import StepFinishPart
 from forge_jupyter.session.step_cap import LOCAL_MARGIN, OUTPUT_CAP_CHARS
 from forge_jupyter.testing import Turn, reasoning, text, tool_call
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from forge_jupyter import Forge
-from forge_jupyter.messages import Message, PatchFile, SessionInfo, ToolPart
+from forge_jupyter.message import Message, PatchFile, SessionInfo, ToolPart
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.testing import Turn, tool_call

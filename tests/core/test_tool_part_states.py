@@ -2,7 +2,7 @@
 
 import pytest
 
-from forge_jupyter.messages import ToolPart
+from forge_jupyter.message import ToolPart
 
 
 def call() -> ToolPart:

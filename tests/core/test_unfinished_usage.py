@@ -109,7 +109,7 @@ def test_a_turn_stopped_before_any_output_reads_cost_unknown_not_0(make_forge, s
 def test_a_cost_no_one_could_pay_still_reads_as_words_not_a_traceback():
     """A price table's typo or an overflow gives a cost of 1e26 or inf: the message's repr,
     its record and the usage line still render (Decimal refused both before)."""
-    from forge_jupyter.messages import Message, Tokens
+    from forge_jupyter.message import Message, Tokens
 
     for cost, said in [(float("inf"), "cost unknown"), (float("nan"), "cost unknown"),
                        (1e26, "$1.0e+26"), (2.25e12, "$2.3e+12"), (999_999_999_999.99,

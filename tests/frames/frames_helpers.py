@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from forge_jupyter import Forge
-from forge_jupyter.messages import Event, Message, StepFinishPart
+from forge_jupyter.message import Event, Message, StepFinishPart
 from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.session.session import Session
 from forge_jupyter.store.base import Store

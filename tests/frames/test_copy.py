@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter.copy import SCAN_FACTOR, CopyFailed, _known_messages, read_session, verify
-from forge_jupyter.messages import TextPart
+from forge_jupyter.message import TextPart
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from tests.frames.frames_helpers import all_events, live_sessions
 
@@ -105,7 +105,7 @@ def test_a_message_already_there_stops_the_copy(run, fresh, tmp_path, destinatio
     """An imported export of the fork holds the parent's first messages as its own: copying
     the parent then finds its message ids taken, though its session id is free. A small
     destination is checked by reading its timelines, a large one id by id: both see it."""
-    from forge_jupyter.messages import Message, SessionInfo
+    from forge_jupyter.message import Message, SessionInfo
     from forge_jupyter.store.ops import AppendMessage, PutMessage
 
     alpha, fork = run.sessions["alpha"], run.sessions["fork"]

@@ -9,7 +9,7 @@ import pytest
 
 from forge_jupyter.errors import DuplicateId, NotFound
 from forge_jupyter.export import UNFINISHED, ImportFailed, atomic_write
-from forge_jupyter.messages import Message, TextPart, ToolPart, now
+from forge_jupyter.message import Message, TextPart, ToolPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.sql.views import VIEW_NAMES
 from tests.frames.frames_helpers import all_events, live_sessions

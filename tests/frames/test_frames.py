@@ -11,7 +11,7 @@ import pytest
 
 from forge_jupyter import frames
 from forge_jupyter.errors import NotFound
-from forge_jupyter.messages import StepFinishPart, ToolPart
+from forge_jupyter.message import StepFinishPart, ToolPart
 from forge_jupyter.session.view import load_view
 from tests.frames.frames_helpers import PRICED, SLOW, SMALL, all_events, bodies, expected_costs
 

@@ -14,7 +14,7 @@ from forge_jupyter import Forge
 from forge_jupyter.errors import NotFound
 from forge_jupyter.export import ImportFailed
 from forge_jupyter.ids import InvalidId, check_id, id_path, new_id
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.testing import Turn, tool_call
 

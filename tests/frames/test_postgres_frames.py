@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from forge_jupyter import frames
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.postgres.schema import migrate
 from forge_jupyter.store.postgres.store import PostgresStore
 from forge_jupyter.store.sql.views import VIEW_NAMES
@@ -205,7 +205,7 @@ def test_names_sort_as_on_duckdb_in_a_database_with_a_language_collation(pg_clus
 
     import psycopg
 
-    from forge_jupyter.messages import Message, StepFinishPart, now
+    from forge_jupyter.message import Message, StepFinishPart, now
     from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
     from tests.pg_cluster import PgDatabase
 

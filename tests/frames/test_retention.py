@@ -12,7 +12,7 @@ import pytest
 
 from forge_jupyter import Forge
 from forge_jupyter.errors import NotFound, SessionBusy
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.retention import parse_max_age
 from tests.frames.frames_helpers import all_events, live_sessions, make_forge, say
 

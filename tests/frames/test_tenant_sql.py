@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from forge_jupyter.errors import ForgeError, NotFound
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.inmemory.store import MemoryDatabase, MemoryStore
 from forge_jupyter.store.query import sandbox
 from forge_jupyter.store.query.check import ReadOnlySQL

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter import render
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     AgentPart,
     CompactionPart,
     ErrorInfo,

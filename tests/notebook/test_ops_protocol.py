@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from forge_jupyter import bus
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     Event,
     Message,
     PatchFile,
@@ -43,7 +43,7 @@ def test_the_committed_typescript_matches_a_fresh_generation(tmp_path):
 
 def test_every_part_type_and_op_is_a_typescript_type():
     text = GENERATED.read_text()
-    from forge_jupyter.messages import PART_TYPES
+    from forge_jupyter.message import PART_TYPES
 
     for part_type in PART_TYPES:
         assert f'  type: "{part_type}";\n' in text, part_type

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_jupyter.messages import Message, SessionInfo, TextPart, now
+from forge_jupyter.message import Message, SessionInfo, TextPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.postgres.schema import migrate
 from forge_jupyter.store.postgres.store import PostgresStore

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from forge_jupyter import render
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     CompactionPart,
     ErrorInfo,
     Message,
@@ -114,9 +114,9 @@ def test_message_html_is_the_answer_and_a_footer():
 
 
 def test_a_message_from_the_python_api_shows_as_html_in_a_fresh_interpreter():
-    # messages.py cannot import the renderer (ground floor): importing the facade registers it.
+    # message.py cannot import the renderer (ground floor): importing the facade registers it.
     code = ("from forge_jupyter import Forge\n"
-            "from forge_jupyter.messages import Message, TextPart\n"
+            "from forge_jupyter.message import Message, TextPart\n"
             "m = Message(session_id='ses_x', role='assistant', cost=0.5)\n"
             "m.parts = [TextPart(session_id='ses_x', message_id=m.id, text='**hi**')]\n"
             "print(m._repr_html_())\nprint(repr(m))\n")

@@ -48,7 +48,7 @@ def test_exported_turns_replay_in_another_store_without_a_key(tmp_path, fake_mod
 
 
 def test_an_imported_approval_grants_nothing_here(tmp_path):
-    from forge_jupyter.messages import Message, TextPart, ToolPart, now
+    from forge_jupyter.message import Message, TextPart, ToolPart, now
     from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
     notebook_path = str(tmp_path / "a.ipynb")

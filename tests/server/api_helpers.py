@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from forge_jupyter.messages import Message, StepFinishPart
+from forge_jupyter.message import Message, StepFinishPart
 from forge_jupyter.session.view import filter_compacted
 from forge_jupyter.store.base import Store
 

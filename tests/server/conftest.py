@@ -26,7 +26,7 @@ from pytest_jupyter.jupyter_server import *  # noqa: F403
 from traitlets.config import Config
 
 from forge_jupyter import Forge
-from forge_jupyter.messages import Message, SessionInfo, TextPart, now
+from forge_jupyter.message import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart

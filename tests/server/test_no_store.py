@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from tests.server.api_helpers import get, refused
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from forge_jupyter.messages import CompactionPart, Message, TextPart, ToolPart, now
+from forge_jupyter.message import CompactionPart, Message, TextPart, ToolPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from forge_jupyter.agents import PLAN_PROMPT
 from forge_jupyter.errors import InvalidOption, NotFound
-from forge_jupyter.messages import ToolPart
+from forge_jupyter.message import ToolPart
 from forge_jupyter.testing import Turn
 
 SECRET = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"

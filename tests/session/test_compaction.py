@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_jupyter.messages import ErrorInfo
+from forge_jupyter.message import ErrorInfo
 from forge_jupyter.session.compaction import CONTINUE_TEXT
 from forge_jupyter.session.view import filter_compacted, load_view
 from forge_jupyter.testing import Turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge_jupyter.messages import CompactionPart, ErrorInfo, Message, SessionInfo, TextPart, now
+from forge_jupyter.message import CompactionPart, ErrorInfo, Message, SessionInfo, TextPart, now
 from forge_jupyter.session.view import filter_compacted, load_view
 from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart

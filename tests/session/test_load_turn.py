@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_jupyter.messages import Message, SessionInfo, TextPart, now
+from forge_jupyter.message import Message, SessionInfo, TextPart, now
 from forge_jupyter.session.view import load_turn
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.inmemory.store import MemoryStore
@@ -65,7 +65,7 @@ def test_a_session_without_user_messages_or_messages(store, rows):
 
 
 def test_a_turn_that_compacted_begins_at_the_persons_message_not_the_continuation(store, rows):
-    from forge_jupyter.messages import CompactionPart
+    from forge_jupyter.message import CompactionPart
 
     session, written = history(store, rows, 2)
     asked = message(session.id, "user", "print the rows")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from forge_jupyter import llm
-from forge_jupyter.messages import ToolPart
+from forge_jupyter.message import ToolPart
 from forge_jupyter.session.recovery import INTERRUPTED
 from tests.session.support import assert_calls_answered, contents, say
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from forge_jupyter import Forge
-from forge_jupyter.messages import Message, TextPart
+from forge_jupyter.message import Message, TextPart
 from forge_jupyter.session.approval import Answer
 from forge_jupyter.session.poisoned import FAILED_IN_A_ROW, poisoned, session_max_age
 from forge_jupyter.testing import Turn, tool_call

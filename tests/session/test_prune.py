@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from forge_jupyter.messages import ToolPart
+from forge_jupyter.message import ToolPart
 from forge_jupyter.session.prune import PRUNE_MINIMUM, PRUNE_PROTECT
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools.history import history_tool

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from forge_jupyter.messages import ToolPart
+from forge_jupyter.message import ToolPart
 from forge_jupyter.session.replay_diff import difference
 
 

@@ -4,7 +4,7 @@ before read back the same, and what is written now is the same JSON."""
 
 from __future__ import annotations
 
-from forge_jupyter.messages import Message, SessionInfo, ToolPart
+from forge_jupyter.message import Message, SessionInfo, ToolPart
 from forge_jupyter.metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
 from forge_jupyter.render.replay_mark import message_replay_line, replay_line
 from forge_jupyter.store.duckdb.store import DuckDBStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from forge_jupyter.messages import CompactionPart
+from forge_jupyter.message import CompactionPart
 from forge_jupyter.session.compaction import CONTINUE_TEXT
 from forge_jupyter.testing import Turn, tool_call
 from tests.session.support import assert_calls_answered, contents, say, shown, words

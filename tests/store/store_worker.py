@@ -11,7 +11,7 @@ import json
 import sys
 import time
 
-from forge_jupyter.messages import Event, Message, SessionInfo, TextPart
+from forge_jupyter.message import Event, Message, SessionInfo, TextPart
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from forge_jupyter.messages import ErrorInfo, Message, SessionInfo, StepFinishPart, Tokens, ToolPart
+from forge_jupyter.message import ErrorInfo, Message, SessionInfo, StepFinishPart, Tokens, ToolPart
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 

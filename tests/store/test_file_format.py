@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from forge_jupyter.errors import SchemaTooNew, StoreUnreadable
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.duckdb import schema
 from forge_jupyter.store.duckdb.store import DuckDBStore, default_db_path
 from forge_jupyter.store.sql.tables import TENANT_TABLES

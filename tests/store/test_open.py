@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.errors import InvalidOption
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.location import locate

@@ -14,7 +14,7 @@ import pytest
 
 from forge_jupyter.bus import SessionStatus
 from forge_jupyter.errors import StoreLocked
-from forge_jupyter.messages import Event, Message, SessionInfo, TextPart, ToolPart, now
+from forge_jupyter.message import Event, Message, SessionInfo, TextPart, ToolPart, now
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.inmemory.store import MemoryStore
 from forge_jupyter.store.projection import Projection

@@ -14,12 +14,12 @@ import sys
 
 import pytest
 
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.postgres.store import PostgresStore
 
 WORKER = """
 import sys
-from forge_jupyter.messages import Message, SessionInfo, TextPart, StepFinishPart, now
+from forge_jupyter.message import Message, SessionInfo, TextPart, StepFinishPart, now
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart
 from forge_jupyter.store.postgres.store import PostgresStore
 

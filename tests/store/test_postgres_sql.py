@@ -21,7 +21,7 @@ import pytest
 
 from forge_jupyter import Forge, frames
 from forge_jupyter.errors import ForgeError
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.postgres.store import PostgresStore
 from forge_jupyter.store.query.check import ReadOnlySQL
 from forge_jupyter.store.query.timeout import QueryTimeout

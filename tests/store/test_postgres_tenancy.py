@@ -20,7 +20,7 @@ from psycopg import errors as pg_errors
 
 from forge_jupyter import Forge
 from forge_jupyter.errors import DuplicateId, NotFound, SessionDeleted, StoreUnreadable
-from forge_jupyter.messages import SessionInfo
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.postgres.store import PostgresStore, UnsafeRole
 from forge_jupyter.store.sql.tables import TENANT_TABLES
 from tests.store.pg_tenants import turn

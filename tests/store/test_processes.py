@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from forge_jupyter.errors import StoreLocked
-from forge_jupyter.messages import Message, SessionInfo, TextPart
+from forge_jupyter.message import Message, SessionInfo, TextPart
 from forge_jupyter.session.recovery import recover
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutMessage, PutPart

@@ -5,7 +5,7 @@ own rows, every other session's go in, and its run is told once."""
 from __future__ import annotations
 
 from forge_jupyter.errors import LeaseLost
-from forge_jupyter.messages import Event, Message, SessionInfo, TextPart, now
+from forge_jupyter.message import Event, Message, SessionInfo, TextPart, now
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import PutEvent
 from forge_jupyter.store.projection import Projection

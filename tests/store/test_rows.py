@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from forge_jupyter.errors import Immutable, NotFound
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     PART_TYPES,
     AgentPart,
     CompactionPart,

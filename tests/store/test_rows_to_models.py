@@ -14,7 +14,7 @@ import duckdb
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from forge_jupyter.messages import (
+from forge_jupyter.message import (
     PART_TYPES,
     AgentPart,
     CompactionPart,

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from forge_jupyter.forge import Forge
-from forge_jupyter.messages import Message, ToolPart
+from forge_jupyter.message import Message, ToolPart
 from forge_jupyter.testing import DEMO_ANNOUNCEMENT, FakeModelServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

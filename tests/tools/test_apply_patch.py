@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_jupyter.messages import PatchPart
+from forge_jupyter.message import PatchPart
 from forge_jupyter.testing import Turn, tool_call
 from forge_jupyter.tools.registry import wants_apply_patch
 from forge_jupyter.tools.v4a import PatchError, apply_hunks, parse

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from forge_jupyter.errors import ToolError
-from forge_jupyter.messages import PatchFile
+from forge_jupyter.message import PatchFile
 from forge_jupyter.tools.base import Tool, ToolContext, ToolResult
 from forge_jupyter.tools.edit import edit_tool
 from forge_jupyter.tools.glob import GlobPattern, glob_tool

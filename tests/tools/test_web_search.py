@@ -8,7 +8,7 @@ import pytest
 
 from forge_jupyter import Forge
 from forge_jupyter.config import Forge as ForgeConfig
-from forge_jupyter.messages import TextPart
+from forge_jupyter.message import TextPart
 from forge_jupyter.testing import Turn
 from tests.tools.search_wire import (
     ANSWER_1,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
-from ...messages import Event, Message, Part, SessionInfo
+from ...message import Event, Message, Part, SessionInfo
 from ..base import (
     DEFAULT_TENANT,
     PAGE_SIZE,

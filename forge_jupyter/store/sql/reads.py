@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import NotFound, SessionDeleted
-from ...messages import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
+from ...message import TERMINAL_STATUSES, Event, Message, Part, SessionInfo, part_from_json
 from ..base import collector_paused
 from ..rows import (
     SESSION_SELECT,

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ...errors import DuplicateId, MessageRunning, NotFound, SessionDeleted
-from ...messages import TERMINAL_STATUSES, Event, Message, Part, SessionInfo
+from ...message import TERMINAL_STATUSES, Event, Message, Part, SessionInfo
 from ..base import PAGE_SIZE, Page, Store, decode_cursor, encode_cursor
 from ..ops import Op, PutEvent, batch_ids
 from ..rows import json_text, timestamp

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...errors import DuplicateId
-from ...messages import TERMINAL_STATUSES, SessionInfo
+from ...message import TERMINAL_STATUSES, SessionInfo
 from ..ops import AppendMessage, Op, batch_ids
 from ..plan import MessageState, PartState, SessionState, WritePlan, WriteState, plan_write
 from ..rows import (

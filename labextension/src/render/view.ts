@@ -1,6 +1,6 @@
 // The turn's DOM: a header (status, Stop), notices, then each message's parts in id order.
 // Redraws happen at most once per animation frame, and only for what changed.
-// What a part shows is decided in partEl: a new part type (forge_jupyter/messages.py, typed in
+// What a part shows is decided in partEl: a new part type (forge_jupyter/message.py, typed in
 // ../protocol.generated.ts) is drawn by one more case there.
 import type {
   CompactionPart, Message, Part, PatchPart, ReasoningPart, RetryPart, StepFinishPart, TextPart,

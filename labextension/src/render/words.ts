@@ -1,6 +1,6 @@
 // What the kernel's Python side says too, said the same way here: a message's status words,
 // a part's duration, durations, money and token counts. STATUS_WORDS is generated from
-// forge_jupyter/messages.py; the rest mirrors messages.duration and forge_jupyter/render/numbers.py
+// forge_jupyter/message.py; the rest mirrors message.duration and forge_jupyter/render/numbers.py
 // (seconds, money, usage). labextension/test/words.test.ts runs them on the inputs and the
 // Python side's answers in test/words.cases.json (tests/browser/test_widget_words_js.py writes
 // the answers and runs this test), and pins that they agree.
