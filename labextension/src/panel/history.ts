@@ -83,8 +83,9 @@ export class HistoryView {
 
   private draw(blocks: Block[]): void {
     for (const b of blocks) {
-      const first = Boolean(b.superseded) && !this.superseding; // said once, where the run begins
-      this.superseding = Boolean(b.superseded);
+      const superseded = b.kind !== 'boundary' && Boolean(b.superseded);
+      const first = superseded && !this.superseding; // said once, where the run begins
+      this.superseding = superseded;
       this.bodyEl.append(blockEl(b, first));
     }
   }
