@@ -146,7 +146,7 @@ def test_forge_cell_streams_live_and_leaves_its_record_in_notebook7(page, lab, s
 
     nb.wait_done(FORGE)
     # The live widget gave way to the static record; the answer is the cell's value.
-    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .forge-turn').length === 0",
+    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook [data-testid=forge-turn]').length === 0",
                            timeout=10_000)
     area = nb.cell(FORGE).locator(".jp-OutputArea")
     value = area.locator(".jp-OutputArea-executeResult")

@@ -56,7 +56,7 @@ def test_text_arrives_live_while_the_cell_runs(page, lab, script):
     assert seen == sorted(seen)
     nb.wait_idle(1)
     # The live widget gave way to the static record; the answer is the cell's value.
-    assert page.locator(".jp-Notebook .forge-turn").count() == 0  # not the side panel's
+    assert page.locator(".jp-Notebook [data-testid=forge-turn]").count() == 0  # the live widget (the record shares its classes)
     outputs = nb.outputs(1)
     answer = [o for o in outputs if o["output_type"] == "execute_result"]
     assert answer and WORDS in answer[0]["data"]["text/html"]
