@@ -72,7 +72,7 @@ def stream_a_turn(page, lab: Lab, name: str, script) -> None:
     assert len(lengths) >= 3, f"the text should grow while the cell runs, saw lengths {lengths}"
     assert lengths == sorted(lengths)
     nb.wait_idle(1)
-    assert page.locator(".jp-Notebook .forge-turn").count() == 0  # the record took its place
+    assert page.locator(".jp-Notebook [data-testid=forge-turn]").count() == 0  # the record took its place
     value = [o for o in nb.outputs(1) if o["output_type"] == "execute_result"]
     assert value and WORDS in value[0]["data"]["text/html"]
     assert not page.forge_errors
