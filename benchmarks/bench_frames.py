@@ -36,6 +36,7 @@ from _small import HELP  # noqa: E402 — benchmarks/ is the script's folder
 
 from forge_jupyter.forge import Forge
 from forge_jupyter.message import Event, Message, SessionInfo, TextPart
+from forge_jupyter.store.duckdb.schema import migrate
 from forge_jupyter.store.query import sandbox
 from forge_jupyter.store.rows import event_row, message_row, part_row, session_row
 from forge_jupyter.store.sql.tables import (
@@ -44,7 +45,6 @@ from forge_jupyter.store.sql.tables import (
     PART_COLUMNS,
     SESSION_COLUMNS,
     TIMELINE_COLUMNS,
-    migrate,
 )
 
 PARTS_PER_TURN = 9  # user text | step-start text tool tool step-finish | step-start text step-finish
