@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  codeBlock, codeLanguage, codeLines, HEAD_LINES, setHighlighter, splitHeadTail, splitIntoLines, TAIL_LINES,
+  codeBlock, codeLanguage, codeLines, HEAD_LINES, openFold, setHighlighter, splitHeadTail, splitIntoLines, TAIL_LINES,
 } from "../src/render/code.js";
 
 test("short code is shown whole; long code keeps its first and last lines", () => {
@@ -53,7 +53,12 @@ test("200 lines show the first and the last, the middle folded with its count", 
   assert.equal(shown.length, HEAD_LINES + TAIL_LINES);
   const more = block.querySelector("details")!;
   assert.equal(more.querySelector("summary")!.textContent, `… ${200 - HEAD_LINES - TAIL_LINES} more lines …`);
-  assert.equal(more.querySelectorAll(".forge-code-line").length, 200 - HEAD_LINES - TAIL_LINES);
+  assert.equal(more.querySelectorAll(".forge-code-line").length, 0); // built when opened
+  openFold(more);
+  openFold(more); // opened again (a redraw restoring it): the lines are there once
+  const middle = [...more.querySelectorAll(".forge-code-line")].map((l) => l.textContent);
+  assert.equal(middle.length, 200 - HEAD_LINES - TAIL_LINES);
+  assert.equal(middle[0], `line_${HEAD_LINES + 1} = ${HEAD_LINES}`);
   assert.equal(more.dataset.key, "code:p1:code");
 });
 

@@ -112,6 +112,8 @@ export function splitIntoLines(nodes: Iterable<Node>): Node[][] {
 // reuses it rather than highlighting again and flashing plain text meanwhile.
 const highlighted = new Map<string, Node[]>();
 const KEEP_HIGHLIGHTED = 64;
+// Beyond this the code is shown plain: highlighting parses it whole, on the page's one thread.
+const HIGHLIGHT_CHARS = 200_000;
 
 function lineEls(lines: Node[][], from: number, to: number): HTMLElement[] {
   const out: HTMLElement[] = [];
@@ -129,10 +131,29 @@ function fill(block: HTMLElement, lines: Node[][], key: string): void {
     block.replaceChildren(...head);
     return;
   }
-  const middle = h("details", { class: "forge-code-more", "data-key": key, "data-testid": "code-more" },
-    h("summary", {}, `… ${split.hidden} more line${split.hidden === 1 ? "" : "s"} …`),
-    lineEls(lines, split.head, split.head + split.hidden));
+  // The folded lines are built when first opened: a card is redrawn whole on every update of
+  // its call, and a long file's middle would be rebuilt each time for nobody.
+  const middle: HTMLDetailsElement = h("details", {
+    class: "forge-code-more", "data-key": key, "data-testid": "code-more",
+    ontoggle: () => middle.open && buildFold(middle),
+  }, h("summary", { title: "Show every line" }, `… ${split.hidden} more line${split.hidden === 1 ? "" : "s"} …`));
+  folded.set(middle, () => middle.append(...lineEls(lines, split.head, split.head + split.hidden)));
   block.replaceChildren(...head, middle, ...lineEls(lines, split.head + split.hidden, lines.length));
+}
+
+// A fold's lines, built once, when it is first opened.
+const folded = new WeakMap<HTMLDetailsElement, () => void>();
+
+function buildFold(fold: HTMLDetailsElement): void {
+  const build = folded.get(fold);
+  folded.delete(fold);
+  if (build) build();
+}
+
+/** Open a fold now (its lines built), not at the toggle event's turn. */
+export function openFold(fold: HTMLDetailsElement): void {
+  fold.open = true;
+  buildFold(fold);
 }
 
 /** A code block for `code`; `key` names its fold for ./dom.ts saveUi (unique in the view). */
@@ -142,16 +163,17 @@ export function codeBlock(code: string, language: CodeLanguage | null, key: stri
   });
   const plain = codeLines(code).map((line) => [document.createTextNode(line)] as Node[]);
   const cacheKey = `${language?.language || ""}\u0000${language?.path || ""}\u0000${code}`;
-  const done = language && highlighter ? highlighted.get(cacheKey) : undefined;
+  const highlight = language && highlighter && code.length <= HIGHLIGHT_CHARS ? highlighter : null;
+  const done = highlight ? highlighted.get(cacheKey) : undefined;
   if (done) {
     block.dataset.highlighted = "true";
     fill(block, splitIntoLines(done), key);
     return block;
   }
   fill(block, plain, key);
-  if (language && highlighter) {
+  if (language && highlight) {
     const into = document.createElement("div");
-    highlighter(code, language, into).then(() => {
+    highlight(code, language, into).then(() => {
       const nodes = [...into.childNodes];
       highlighted.set(cacheKey, nodes);
       if (highlighted.size > KEEP_HIGHLIGHTED) highlighted.delete(highlighted.keys().next().value!);
@@ -159,7 +181,7 @@ export function codeBlock(code: string, language: CodeLanguage | null, key: stri
       const open = more ? more.open : false;
       fill(block, splitIntoLines(nodes), key);
       const again = block.querySelector<HTMLDetailsElement>(":scope > details");
-      if (again) again.open = open;
+      if (again && open) openFold(again);
       block.dataset.highlighted = "true";
     }, (err: unknown) => console.warn("forge widget: code not highlighted", err));
   }
