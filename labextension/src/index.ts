@@ -2,9 +2,11 @@
 // notebook on the page, and the side panel.
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IThemeManager } from '@jupyterlab/apputils';
+import { IEditorLanguageRegistry, jupyterHighlightStyle } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { activatePanel } from './panel';
+import { setHighlighter } from './render/code.js';
 import widget from './render/index.js';
 
 /**
@@ -19,15 +21,39 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The %%forge cell widget renderer and the forge side panel.',
   autoStart: true,
   // Optional: the cell widget's renderer must be on the page in every frontend.
-  optional: [INotebookTracker, IThemeManager],
+  optional: [INotebookTracker, IThemeManager, IEditorLanguageRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
-    themes: IThemeManager | null
+    themes: IThemeManager | null,
+    languages: IEditorLanguageRegistry | null
   ): void => {
+    if (languages) {
+      installHighlighter(languages);
+    }
     (globalThis as Record<symbol, unknown>)[RENDER_KEY] = widget;
     activatePanel(app, { notebooks, themes });
   }
 };
+
+/**
+ * A call's code in the widget and the panel is highlighted as JupyterLab highlights a Markdown
+ * code block: the editor's language registry and highlight style, whose rules an editor on the
+ * page mounts — mounted here too, for a page with none open yet.
+ */
+function installHighlighter(languages: IEditorLanguageRegistry): void {
+  const rules = jupyterHighlightStyle.module?.getRules();
+  if (rules) {
+    const style = document.createElement('style');
+    style.dataset.forge = 'highlight';
+    style.textContent = rules;
+    document.head.append(style);
+  }
+  setHighlighter((code, language, el) => {
+    const spec = (language.path ? languages.findByFileName(language.path) : null)
+      ?? (language.language ? languages.findBest(language.language) : null);
+    return languages.highlight(code, spec, el);
+  });
+}
 
 export default plugin;

@@ -6,6 +6,7 @@ import type {
   CompactionPart, Message, Part, PatchPart, ReasoningPart, RetryPart, StepFinishPart, TextPart,
   ToolPart, ViewMessage, WidgetMessage
 } from "../protocol.generated.js";
+import { codeBlock, codeLanguage, isBlock } from "./code.js";
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { LiveMarkdown } from "./stream.js";
@@ -53,6 +54,12 @@ export class TurnView {
   private readonly orphansEl: HTMLElement;
   private readonly bodyEl: HTMLElement;
   readonly root: HTMLElement;
+  private readonly waitingEl: HTMLButtonElement;
+  // Pending approvals in view or not (IntersectionObserver), for the header's signpost.
+  private readonly inView: Map<string, boolean>;
+  private readonly watcher: IntersectionObserver | null;
+  private readonly knownAsks: Set<string>;
+  private answeredHere: boolean;
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly resync: ReturnType<typeof setInterval>;
 
@@ -78,11 +85,23 @@ export class TurnView {
       class: "forge-stop", type: "button", "data-testid": "stop", title: "Stop this run",
       onclick: () => this.stop(),
     }, "Stop");
+    // "2 approvals waiting ↓": where the asks are when one is out of view or several wait.
+    this.waitingEl = h("button", {
+      class: "forge-waiting", type: "button", "data-testid": "approvals-waiting", hidden: true,
+      title: "Show the call waiting for you", onclick: () => this.showWaiting(),
+    });
+    this.inView = new Map();
+    this.knownAsks = new Set();
+    this.answeredHere = false;
+    this.watcher = typeof IntersectionObserver === "undefined" ? null : new IntersectionObserver((entries) => {
+      for (const e of entries) this.inView.set((e.target as HTMLElement).dataset.requestId || "", e.isIntersecting);
+      this.drawWaiting();
+    });
     this.noticesEl = h("div", { class: "forge-notices" });
     this.orphansEl = h("div", { class: "forge-approvals" });
     this.bodyEl = h("div", { class: "forge-body" });
     this.root = h("div", { class: "forge-turn", "data-testid": "forge-turn" },
-      h("div", { class: "forge-header" }, this.statusEl, this.elapsedEl,
+      h("div", { class: "forge-header" }, this.statusEl, this.waitingEl, this.elapsedEl,
         h("span", { class: "forge-spacer" }), this.stopEl),
       this.noticesEl, this.orphansEl, this.bodyEl);
     // JupyterLab's rich-text rules, as on the record that replaces this view when the turn ends
@@ -107,6 +126,7 @@ export class TurnView {
     clearInterval(this.ticker);
     clearInterval(this.resync);
     if (this.frame) cancelAnimationFrame(this.frame);
+    if (this.watcher) this.watcher.disconnect();
   }
 
   // -- messages from the kernel ------------------------------------------------------------
@@ -150,6 +170,7 @@ export class TurnView {
     const reason = input ? input.value.trim() : "";
     for (const b of wrap.querySelectorAll("button")) b.disabled = true;
     wrap.dataset.sending = answer;
+    this.answeredHere = true; // the person is here: the next ask is brought into view
     this.send({ type: "approve", request_id: request.id, answer, reason: reason || null });
   }
 
@@ -190,6 +211,7 @@ export class TurnView {
       this.drawNotices();
     }
     this.root.dataset.running = String(s.running);
+    this.watchAsks();
     s.dirty = { all: false, parts: new Set(), messages: new Set(), header: false };
   }
 
@@ -233,6 +255,44 @@ export class TurnView {
     this.statusEl.replaceChildren(h("span", { class: "forge-dot" }), label);
     this.stopEl.hidden = !s.running;
     if (!s.running) this.elapsedEl.textContent = "";
+  }
+
+  /** The pending asks' elements, in the order they are drawn. */
+  pendingAskEls(): HTMLElement[] {
+    return [...this.root.querySelectorAll<HTMLElement>(".forge-approval[data-request-id]:not([data-answer])")];
+  }
+
+  // Observe the asks drawn now; a new one, after the person answered one here, is scrolled to.
+  watchAsks(): void {
+    const els = this.pendingAskEls();
+    if (this.watcher) {
+      this.watcher.disconnect();
+      for (const el of els) this.watcher.observe(el);
+    }
+    const ids = new Set(els.map((el) => el.dataset.requestId || ""));
+    for (const id of [...this.inView.keys()]) if (!ids.has(id)) this.inView.delete(id);
+    const fresh = els.filter((el) => !this.knownAsks.has(el.dataset.requestId || ""));
+    for (const el of fresh) this.knownAsks.add(el.dataset.requestId || "");
+    if (fresh.length && this.answeredHere) requestAnimationFrame(() => bringIntoView(fresh[0]));
+    this.drawWaiting();
+  }
+
+  drawWaiting(): void {
+    const els = this.pendingAskEls();
+    const unseen = els.filter((el) => this.inView.get(el.dataset.requestId || "") === false);
+    const show = this.state.running && (els.length > 1 || unseen.length > 0);
+    this.waitingEl.hidden = !show;
+    if (!show) return;
+    const questions = els.filter((el) => el.classList.contains("forge-question")).length;
+    const word = questions === els.length ? "question" : questions ? "request" : "approval";
+    this.waitingEl.textContent = `${els.length} ${word}${els.length === 1 ? "" : "s"} waiting ↓`;
+  }
+
+  /** The signpost's click: the first ask out of view (else the first) into view. */
+  showWaiting(): void {
+    const els = this.pendingAskEls();
+    const target = els.find((el) => this.inView.get(el.dataset.requestId || "") === false) || els[0];
+    if (target) bringIntoView(target);
   }
 
   drawNotices(): void {
@@ -396,7 +456,7 @@ export class TurnView {
       h("span", { class: "forge-tool-title", title }, title), // clipped to fit: whole on hover
       h("span", { class: "forge-tool-state", "data-testid": "tool-state" }, stateLabel),
       took));
-    const args = this.argsEl(p);
+    const args = this.argsEl(p, Boolean(waiting) && !isQuestion(approval!));
     if (args) card.append(args); // a pending card has no arguments yet: nothing, not "null"
     const live = s.outputs.get(p.id);
     if (live && !(p.state === "completed" && p.output)) {
@@ -425,20 +485,17 @@ export class TurnView {
     return card;
   }
 
-  argsEl(p: ToolPart): HTMLElement | null {
-    const rows: HTMLElement[] = [];
-    if (p.raw_input) rows.push(h("pre", {}, p.raw_input));
-    for (const [key, value] of Object.entries(p.input || {})) {
-      if (typeof value === "string" && (value.includes("\n") || value.length > 80)) {
-        rows.push(h("div", { class: "forge-arg" }, h("span", { class: "forge-arg-key" }, key), h("pre", {}, value)));
-      } else {
-        rows.push(h("div", { class: "forge-arg" }, h("span", { class: "forge-arg-key" }, key),
-          h("code", {}, JSON.stringify(value))));
-      }
-    }
+  // While the call waits for approval its arguments are open (the code the person judges);
+  // once decided they fold as before: another key, so a fold saved before the ask does not
+  // close them.
+  argsEl(p: ToolPart, asked: boolean): HTMLElement | null {
+    const rows = argRows(p.tool, p.input || {}, p.id);
+    if (p.raw_input) rows.unshift(h("pre", {}, p.raw_input));
     if (!rows.length) return null;
-    return h("details", { class: "forge-tool-args", "data-testid": "tool-args", "data-key": `args:${p.id}` },
-      h("summary", {}, "Arguments"), rows);
+    return h("details", {
+      class: "forge-tool-args", "data-testid": "tool-args", "data-key": `${asked ? "args-asked" : "args"}:${p.id}`,
+      open: asked,
+    }, h("summary", {}, "Arguments"), rows);
   }
 
   outputEl(p: ToolPart, shown: string): HTMLElement {
@@ -472,7 +529,7 @@ export class TurnView {
     wrap.append(h("div", { class: "forge-approval-question" },
       "Allow ", h("code", {}, a.tool), " to run?",
       a.rule ? h("span", { class: "forge-approval-rule" }, ` (rule ${a.rule})`) : null));
-    if (orphan && a.input) wrap.append(h("pre", {}, JSON.stringify(a.input, null, 2)));
+    if (orphan && a.input) wrap.append(h("div", { class: "forge-tool-args" }, argRows(a.tool, a.input, a.id)));
     const reason = h("input", {
       class: "forge-approval-reason", type: "text", "data-testid": "approval-reason",
       "data-key": `reason:${a.id}`, placeholder: "Reason (optional, the model reads it)",
@@ -568,6 +625,24 @@ function decisionText(d: Decision | { answer: string | null; reason: string | nu
   if (d.by === "rule") who = d.rule ? `rule ${d.rule}` : "a rule";
   else if (d.by) who = WHO[d.by] || d.by;
   return `${said}${who ? ` by ${who}` : ""}${d.reason ? ` — ${d.reason}` : ""}`;
+}
+
+// A call's arguments: code (and any long text) as a code block, the rest as inline JSON.
+function argRows(tool: string, input: Record<string, unknown>, id: string): HTMLElement[] {
+  return Object.entries(input).map(([key, value]) => {
+    if (typeof value === "string" && isBlock(value)) {
+      return h("div", { class: "forge-arg forge-arg-block" }, h("span", { class: "forge-arg-key" }, key),
+        codeBlock(value, codeLanguage(tool, key, input), `code:${id}:${key}`));
+    }
+    return h("div", { class: "forge-arg" }, h("span", { class: "forge-arg-key" }, key),
+      h("code", {}, JSON.stringify(value)));
+  });
+}
+
+// An ask's whole card (its code and its buttons) into view, or as much as fits.
+function bringIntoView(ask: HTMLElement): void {
+  if (!ask.isConnected) return;
+  (ask.closest<HTMLElement>(".forge-tool") || ask).scrollIntoView({ block: "nearest" });
 }
 
 function wholeSeconds(s: number): string {
