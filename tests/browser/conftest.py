@@ -10,7 +10,8 @@ tests/conftest.py fails any test outside this folder that still sees a loop runn
 Each test module still starts from what it had with a server of its own: its own folder
 under the Lab's root (``lab.root``: its notebooks, its kernels' working directory), an empty
 store (the DuckDB file the kernels and the REST API share is deleted when a module starts,
-its kernels shut down), no kernel running, and an empty script on the model server. The
+its kernels shut down), no kernel running, and an empty script on the model server. Each
+test gets a fresh page of one shared browser context (cookies and storage cleared after it). The
 kernels reach the model server over loopback (FORGE_API_BASE); each test scripts it before
 it runs cells.
 
