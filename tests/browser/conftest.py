@@ -10,7 +10,8 @@ tests/conftest.py fails any test outside this folder that still sees a loop runn
 Each test module still starts from what it had with a server of its own: its own folder
 under the Lab's root (``lab.root``: its notebooks, its kernels' working directory), an empty
 store (the DuckDB file the kernels and the REST API share is deleted when a module starts,
-its kernels shut down), no kernel running, and an empty script on the model server. The
+its kernels shut down), no kernel running, and an empty script on the model server. Each
+test gets a fresh page of one shared browser context (cookies and storage cleared after it). The
 kernels reach the model server over loopback (FORGE_API_BASE); each test scripts it before
 it runs cells.
 
@@ -31,7 +32,14 @@ import pytest
 
 from forge_jupyter.testing import FakeModelServer
 from tests.browser.kernel_frontend import kernel_env
-from tests.browser.lab_helpers import ARTIFACTS, DOCS_SCREENSHOTS, Lab, module_lab, running_lab
+from tests.browser.lab_helpers import (
+    ARTIFACTS,
+    DOCS_SCREENSHOTS,
+    Lab,
+    launch_lab,
+    module_lab,
+    stop_lab,
+)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -75,15 +83,21 @@ def script(model_server: FakeModelServer) -> FakeModelServer:
 @pytest.fixture(scope="package")
 def lab_server(model_server: FakeModelServer,
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """The run's JupyterLab; test modules use it through ``lab`` (their own folder)."""
+    """The run's JupyterLab; test modules use it through ``lab`` (their own folder). Yielded
+    while it is still starting (``page`` asks for it before ``browser``, so Chromium launches
+    meanwhile); ``lab`` waits until it serves."""
     base = tmp_path_factory.mktemp("lab")
-    with running_lab(kernel_env(model_server, base), base) as server:
+    server = launch_lab(kernel_env(model_server, base), base)
+    try:
         yield server
+    finally:
+        stop_lab(server)
 
 
 @pytest.fixture(scope="module")
 def lab(lab_server: Lab, request: pytest.FixtureRequest) -> Lab:
     """The run's JupyterLab from this module's own folder, with an empty store and no kernel."""
+    lab_server.wait_ready()
     return module_lab(lab_server, request.module.__name__.rsplit(".", 1)[-1])
 
 
@@ -100,21 +114,58 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture
-def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
+# What a page's origin kept in the browser (web storage, IndexedDB): gone before the next test.
+FORGET = """async () => {
+    localStorage.clear();
+    sessionStorage.clear();
+    for (const db of await indexedDB.databases()) indexedDB.deleteDatabase(db.name);
+}"""
+
+
+@pytest.fixture(scope="package")
+def browser_context(browser: Any) -> Iterator[Any]:
+    """One browser context for the folder: its HTTP and compiled-code caches keep Lab's
+    bundles between tests (a context per test fetched and compiled them for every page).
+    ``page`` clears what could carry a test's state to the next: cookies and web storage."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    pg = context.new_page()
+    yield context
+    context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keep each phase's report on the test, so ``page`` knows whether the test failed."""
+    report = yield
+    setattr(item, f"forge_report_{report.when}", report)
+    return report
+
+
+@pytest.fixture
+def page(lab_server: Lab, browser_context: Any, lab: Lab,
+         request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh page of the folder's browser context (``lab_server`` first: the Lab starts
+    while Chromium launches). A failed test leaves a picture of the page's end in
+    test-artifacts/; its kernels are shut down after it."""
+    pg = browser_context.new_page()
     pg.set_default_timeout(30_000)
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.forge_errors = errors
     yield pg
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-end.png"), full_page=True)
-    except Exception:
-        pass
-    context.close()
+    call = getattr(request.node, "forge_report_call", None)
+    if call is None or call.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        try:
+            pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-end.png"), full_page=True)
+        except Exception:
+            pass
+    for p in browser_context.pages:  # this one, and any a test opened (a clone, a popup)
+        try:
+            p.evaluate(FORGET)
+        except Exception:
+            pass  # a page on about:blank has no storage
+        p.close()
+    browser_context.clear_cookies()
     lab.shutdown_kernels()
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ class Lab:
         self.root = root / folder if folder else root
         self.base = base if base is not None else root.parent
         self.url = f"http://127.0.0.1:{port}"
+        self.ready = False  # wait_ready() has seen it answer
 
     @property
     def db(self) -> Path:
@@ -83,9 +85,27 @@ class Lab:
         """The server's JUPYTER_CONFIG_DIR (labconfig/page_config.json is read per page)."""
         return self.base / "config"
 
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Until the server answers its REST API (at once when it did before)."""
+        if self.ready:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.api("/api/status")
+                break
+            except Exception:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.proc.kill()
+                    raise RuntimeError("JupyterLab did not start; see "
+                                       f"{self.base / 'jupyterlab.log'}") from None
+                time.sleep(0.1)
+        self.ready = True
+
     def in_folder(self, folder: str) -> Lab:
         """The same server seen from ``folder`` under its root (made if missing)."""
         view = Lab(self.server_root, self.port, self.token, self.proc, self.base, folder)
+        view.ready = self.ready
         view.root.mkdir(parents=True, exist_ok=True)
         return view
 
@@ -113,11 +133,16 @@ class Lab:
         return nbformat.read(self.root / name, as_version=4)
 
     def shutdown_kernels(self) -> None:
-        for k in self.api("/api/kernels"):
+        """Shut every kernel down, all at once (each DELETE waits for its kernel to exit)."""
+        def delete(kernel_id: str) -> None:
             try:
-                self.api(f"/api/kernels/{k['id']}", method="DELETE")
+                self.api(f"/api/kernels/{kernel_id}", method="DELETE")
             except Exception:
                 pass
+
+        kernels = [k["id"] for k in self.api("/api/kernels")]
+        with ThreadPoolExecutor(max_workers=max(1, len(kernels))) as pool:
+            list(pool.map(delete, kernels))
 
 
 def free_port() -> int:
@@ -144,7 +169,19 @@ def tree_labextension(base: Path) -> dict[str, str]:
 @contextmanager
 def running_lab(kernel_env: dict[str, str], base: Path) -> Iterator[Lab]:
     """A JupyterLab server in ``base`` (its root, config, settings, runtime and log there),
-    its kernels started with ``kernel_env``; stopped at the end."""
+    its kernels started with ``kernel_env``, ready to serve; stopped at the end."""
+    server = launch_lab(kernel_env, base)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        stop_lab(server)
+
+
+def launch_lab(kernel_env: dict[str, str], base: Path) -> Lab:
+    """Start a JupyterLab server in ``base`` and return at once, before it serves: the caller
+    does something else meanwhile (launches Chromium) and calls ``wait_ready`` when it needs
+    the server. ``stop_lab`` stops it."""
     root = base / "root"
     root.mkdir()
     settings = base / "settings" / "@jupyterlab" / "apputils-extension"
@@ -166,29 +203,21 @@ def running_lab(kernel_env: dict[str, str], base: Path) -> Iterator[Lab]:
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
          f"--ServerApp.root_dir={root}"],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = Lab(root, port, token, proc, base)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            server.api("/api/status")
-            break
-        except Exception:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
-            time.sleep(0.25)
+    log.close()  # the child holds its own copy of the descriptor
+    return Lab(root, port, token, proc, base)
+
+
+def stop_lab(server: Lab) -> None:
+    """Shut the server's kernels down, then the server."""
     try:
-        yield server
-    finally:
-        try:
+        if server.proc.poll() is None:
             server.shutdown_kernels()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+    finally:
+        server.proc.terminate()
+        try:
+            server.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
 
 
 def module_lab(server: Lab, folder: str) -> Lab:
