@@ -1,14 +1,16 @@
 """Long answers streamed into JupyterLab: the main thread's long tasks while a ~30k-character
 Markdown answer streams, before (all the Markdown rendered again on every update) and after
-(finished blocks kept, labextension/src/render/stream.ts), in the cell alone and in the cell
-with the side panel open (the panel shows the same turn: two views on one main thread).
+(finished blocks kept, labextension/src/render/stream.ts; "kept" rows) and after the finished
+blocks off screen are skipped by layout and paint too (content-visibility on .forge-md-live,
+widget.css; "after" rows), in the cell alone and in the cell with the side panel open (the
+panel shows the same turn: two views on one main thread, the panel following the answer's end).
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_stream_render.py [--small]
 
 One JupyterLab (the browser tests' helpers), Debian's Chromium, the fake model server; each
 stream collects PerformanceObserver('longtask') entries between the answer's first blocks and
 the cell's end. "before" is the same bundle with window.forgeRenderWhole set, which selects the
-old path in TurnView.
+old path in TurnView; "kept" sets window.forgeLayOutAll (every kept block laid out each frame).
 """
 
 from __future__ import annotations
@@ -44,16 +46,18 @@ def main(toy: bool = False) -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for panel in ((True,) if toy else (False, True)):  # small: one pair, in time
-                for whole in (True, False):
+                for mode in (("before", "after") if toy else ("before", "kept", "after")):
+                    whole = mode == "before"
                     context = browser.new_context(viewport={"width": 1280, "height": 1000})
                     page = context.new_page()
                     page.set_default_timeout(60_000)
-                    name = f"{'before' if whole else 'after'}_{'panel' if panel else 'cell'}.ipynb"
-                    got = stream_long_answer(page, lab, server, name, answer, whole=whole, panel=panel)
+                    name = f"{mode}_{'panel' if panel else 'cell'}.ipynb"
+                    got = stream_long_answer(page, lab, server, name, answer, whole=whole, panel=panel,
+                                             lay_out_all=mode == "kept")
                     context.close()
                     lab.shutdown_kernels()
                     views = "cell + panel" if panel else "cell"
-                    print(f"{'before' if whole else 'after':8} {views:12} {got.stream_ms / 1000:7.1f}s"
+                    print(f"{mode:8} {views:12} {got.stream_ms / 1000:7.1f}s"
                           f" {got.long_ms / 1000:10.2f}s {got.share:6.1%} {got.worst_ms:5.0f}ms {got.count:5}")
         finally:
             browser.close()

@@ -1,6 +1,7 @@
 """A long answer streams without freezing the page: in the cell widget and in the side panel,
-a finished Markdown block keeps its DOM node to the end (it is never rendered again); the long
-tasks of the stream are printed."""
+a finished Markdown block keeps its DOM node to the end (it is never rendered again), and in the
+panel, which follows the answer's end, the blocks scrolled out of view are skipped by layout and
+paint; the long tasks of the stream are printed."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def test_a_long_streamed_answer_keeps_its_finished_blocks_in_the_cell_and_the_pa
         assert k["text"], f"the {where}'s text element was replaced while the answer streamed"
         assert k["first"], f"the {where}'s first block was rendered again after it was finished"
         assert k["chars"] > 20_000, k
+    # The panel follows the end of the answer: its first block is far above the view, and
+    # rendering skips it (a frame costs what is on screen and what changed).
+    assert got.panel_skipped, "the panel laid out and painted the answer's first block, off screen, on every frame"
     # The long-task figures are printed, not asserted: on a loaded machine they vary too much;
     # the structural property above is what today's whole re-render per update fails.
     assert not page.forge_errors

@@ -20,8 +20,10 @@ import { QUEUED, runPrompt } from './runner';
 import { SessionList } from './sessions';
 import { basename } from './time';
 import { Tabs } from './tabs';
+import { sizeOnFirstOpen } from './width';
 
 const NOTICES_KEPT = 3;
+const READER_MS = 1000; // a scroll this soon after the reader's input is theirs
 
 /** While the kernel runs a cell, a comm to it waits: what the header says meanwhile. */
 const BUSY_WORDS = 'kernel busy — a cell is running; the chat connects when it is free';
@@ -53,9 +55,21 @@ export class ForgePanel extends Widget {
     this.noticesEl = h('div', { class: 'forge-panel-notices', 'data-testid': 'panel-notices' });
     this.turnsHost = h('div', { class: 'forge-panel-turns-host' });
     this.scroller = h('div', { class: 'forge-panel-scroller' }, this.noticesEl, this.turnsHost);
+    // Only the reader leaves the bottom (a wheel, a key, the scroll bar, a touch): the chat
+    // stopped following a fast stream when the answer grew, or an off-screen block settled
+    // its height, between the panel's own scroll and its event.
+    const byReader = (): void => {
+      this.readerAt = performance.now();
+    };
+    for (const type of ['wheel', 'touchmove', 'keydown', 'pointerdown']) {
+      this.scroller.addEventListener(type, byReader, { passive: true });
+    }
     this.scroller.addEventListener('scroll', () => {
       const s = this.scroller;
-      this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 48;
+      const atBottom = s.scrollHeight - s.scrollTop - s.clientHeight < 48;
+      if (atBottom || performance.now() - this.readerAt < READER_MS) {
+        this.stick = atBottom;
+      }
     });
     // Stay at the bottom while the reader is there: once a frame, just before it is laid out
     // (reading scrollHeight after every change forced a layout of the whole chat each time).
@@ -104,6 +118,7 @@ export class ForgePanel extends Widget {
    * panel attached lets its runs wait for approvals answered there. */
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
+    requestAnimationFrame(() => sizeOnFirstOpen(this)); // once laid out: its width is measured
     if (this.shown) {
       return;
     }
@@ -331,6 +346,7 @@ export class ForgePanel extends Widget {
   private readonly tabs: Tabs;
   private poll: ReturnType<typeof setInterval> | undefined;
   private stick = true;
+  private readerAt = -Infinity; // when the reader last touched the chat's scroller
   private listed = false;
   private shown = false;
 }

@@ -23,7 +23,7 @@ export class PromptBox {
       'aria-label': 'Prompt'
     }) as HTMLTextAreaElement;
     this.input.addEventListener('keydown', e => this.onKey(e));
-    this.model = h('select', { class: 'forge-panel-select', 'data-testid': 'panel-model', title: 'Model' }) as HTMLSelectElement;
+    this.model = h('select', { class: 'forge-panel-select forge-panel-model', 'data-testid': 'panel-model', title: 'Model' }) as HTMLSelectElement;
     this.agent = h('select', { class: 'forge-panel-select', 'data-testid': 'panel-agent', title: 'Agent' }) as HTMLSelectElement;
     this.sendEl = h('button', {
       type: 'button', class: 'forge-button forge-primary forge-panel-send', 'data-testid': 'panel-send',
