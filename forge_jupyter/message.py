@@ -197,6 +197,12 @@ class FilePart(_PartBase):
     url: str | None = None
     mime: str = "application/octet-stream"
     filename: str | None = None
+    # An image a tool showed, kept once by content in the outputs of the session that wrote
+    # the part (image_files.py): the hash of its bytes, never a path; None for other files.
+    sha256: str | None = None
+    call_id: str | None = None  # the tool call that showed it
+    width: int | None = None  # of the kept image, in pixels
+    height: int | None = None
 
 
 class AgentPart(_PartBase):
