@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import io
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,16 @@ def fit(data: bytes, mime: str, limits: ImageLimits | None = None) -> FittedImag
     except ImportError:  # a dependency; a broken install still says what is missing
         return RefusedImage(mime, "Pillow is not installed (pip install pillow)")
     try:
-        with Image.open(io.BytesIO(data), formats=list(DECODED)) as im:
+        with warnings.catch_warnings():  # Pillow's own bomb warning: refused below anyway
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(data), formats=list(DECODED))
+    except Image.DecompressionBombError:  # past twice Pillow's bound: it refuses to open it
+        return RefusedImage(mime, f"it has more pixels than the {SOURCE_MAX_PIXELS:,} decoded "
+                                  "at most")
+    except Exception as exc:
+        return RefusedImage(mime, f"it could not be read as an image ({type(exc).__name__})")
+    try:
+        with opened as im:
             width, height = im.size
             if width < 1 or height < 1 or width * height > SOURCE_MAX_PIXELS:
                 return RefusedImage(mime, f"it is {width}×{height} pixels, over the "

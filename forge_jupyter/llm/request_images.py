@@ -32,7 +32,7 @@ class ImageSending:
 def image_parts(message: Message) -> list[FilePart]:
     """The images a message's tool calls showed, in order."""
     return [p for p in message.parts
-            if isinstance(p, FilePart) and p.sha256 is not None and p.call_id is not None]
+            if isinstance(p, FilePart) and p.image is not None]
 
 
 @dataclass
@@ -70,7 +70,7 @@ class ImagePlan:
             return [], []
         content, notes = [], []
         for p in image_parts(message):
-            if p.call_id != call_id:
+            if p.image is None or p.image.call_id != call_id:
                 continue
             label = p.filename or p.mime
             if p.id in self.dropped:
@@ -91,7 +91,9 @@ class ImagePlan:
         if data is None:
             return None
         limits = self.sending.limits
-        too_big = max(p.width or 0, p.height or 0) > limits.max_side or len(data) > limits.max_bytes
+        kept = p.image
+        too_big = kept is None or max(kept.width, kept.height) > limits.max_side \
+            or len(data) > limits.max_bytes
         if too_big:  # kept under larger limits than today's: fitted again
             fitted = fit(data, p.mime, limits)
             if not isinstance(fitted, FittedImage):

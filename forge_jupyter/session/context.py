@@ -77,10 +77,10 @@ class RunContext:
                 folder = self.output_dir
             else:
                 folder = self.host.output_dir(part.session_id) if self.host is not None else None
-            if folder is None or part.sha256 is None:
+            if folder is None or part.image is None:
                 return None
             try:
-                return image_files.load(folder, part.sha256, part.mime)
+                return image_files.load(folder, part.image.sha256, part.mime)
             except image_files.BadImageName:
                 return None
 

@@ -16,7 +16,7 @@ import asyncio
 
 from .. import image_files
 from ..llm.images import FittedImage, RefusedImage, fit, supports_vision
-from ..message import FilePart, ToolPart
+from ..message import FilePart, KeptImage, ToolPart
 from ..tools.base import ShownImage
 from .context import RunContext
 
@@ -50,8 +50,8 @@ async def keep_images(ctx: RunContext, part: ToolPart, images: list[ShownImage]
         if isinstance(fitted, FittedImage) and sha is not None:
             files.append(FilePart(
                 session_id=part.session_id, message_id=part.message_id, mime=fitted.mime,
-                filename=fitted.label, sha256=sha, call_id=part.call_id,
-                width=fitted.width, height=fitted.height))
+                filename=fitted.label, image=KeptImage(
+                    sha256=sha, call_id=part.call_id, width=fitted.width, height=fitted.height)))
         elif isinstance(fitted, RefusedImage):
             notes.append(f"[image {n} ({image.label}) is not sent to you: {fitted.reason}]")
     return files, (notes if notes and supports_vision(ctx.model) else [])

@@ -72,11 +72,11 @@ def test_a_vision_model_is_sent_the_chart_its_python_call_drew(make_forge, serve
     # the store holds a file part naming the hash; the bytes are on disk, not in the row
     [file] = [p for p in session.messages()[1].parts if isinstance(p, FilePart)]
     call = session.messages()[1].tool_parts[0]
-    assert file.call_id == call.call_id and file.mime == "image/png" and file.sha256
-    kept = image_files.load(forge.output_dir(session.id), file.sha256, file.mime)
+    assert file.image.call_id == call.call_id and file.mime == "image/png" and file.image.sha256
+    kept = image_files.load(forge.output_dir(session.id), file.image.sha256, file.mime)
     assert kept is not None and base64.b64encode(kept).decode() == url[len(DATA_URL):]
     row = forge.sql(f"SELECT data::VARCHAR AS d FROM part WHERE id = '{file.id}'").d[0]
-    assert file.sha256 in row and len(row) < 2_000  # referenced, never inlined
+    assert file.image.sha256 in row and len(row) < 2_000  # referenced, never inlined
 
 
 def test_a_model_without_vision_reads_the_text_line_only(make_forge, server, tmp_path):
@@ -113,9 +113,9 @@ def test_two_identical_charts_are_one_file(make_forge, server, tmp_path):
     session = forge.session("s")
     session.prompt("plot twice")
     files = [p for p in session.messages()[1].parts if isinstance(p, FilePart)]
-    assert len(files) == 2 and files[0].sha256 == files[1].sha256
+    assert len(files) == 2 and files[0].image.sha256 == files[1].image.sha256
     folder = Path(forge.output_dir(session.id)) / image_files.FOLDER
-    assert [p.name for p in folder.iterdir()] == [f"{files[0].sha256}.png"]
+    assert [p.name for p in folder.iterdir()] == [f"{files[0].image.sha256}.png"]
     assert len(_images(server.requests[1].body["messages"])) == 2  # shown twice: sent twice
 
 
