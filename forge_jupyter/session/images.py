@@ -16,7 +16,7 @@ import asyncio
 
 from .. import image_files
 from ..llm.images import FittedImage, RefusedImage, fit, supports_vision
-from ..message import FilePart, KeptImage, ToolPart
+from ..message import FilePart, KeptImage, Part, ToolPart
 from ..tools.base import ShownImage
 from .context import RunContext
 
@@ -34,6 +34,18 @@ def _fit_and_save(images: list[ShownImage], ctx: RunContext
                 fitted = RefusedImage(fitted.mime, f"it could not be kept ({exc})")
         kept.append((image, fitted, sha))
     return kept
+
+
+def carry_image(ctx: RunContext, recorded: FilePart, copy: Part) -> None:
+    """A replayed turn's copy of a recorded image part, its bytes kept in this session's
+    outputs too (the recording may be another session's); written only if they are there."""
+    if recorded.image is None or ctx.output_dir is None:
+        return
+    data = ctx.image_sending().read(recorded)
+    if data is None:
+        return
+    image_files.save(ctx.output_dir, data, recorded.mime)
+    ctx.writer.update_part(copy)
 
 
 async def keep_images(ctx: RunContext, part: ToolPart, images: list[ShownImage]
