@@ -79,17 +79,18 @@ class ImagePlan:
             if p.id not in self.chosen:
                 continue
             part = self._content(p)
-            if part is None:
-                notes.append(f"[{label} is not sent to you: its kept file is gone]")
+            if isinstance(part, str):
+                notes.append(f"[{label} is not sent to you: {part}]")
             else:
                 content.append(part)
         return content, notes
 
-    def _content(self, p: FilePart) -> dict[str, Any] | None:
+    def _content(self, p: FilePart) -> dict[str, Any] | str:
+        """The image's content part, or why there is none."""
         assert self.sending is not None
         data = self.sending.read(p)
         if data is None:
-            return None
+            return "its kept file is gone (deleted with its session, or not imported)"
         limits = self.sending.limits
         kept = p.image
         too_big = kept is None or max(kept.width, kept.height) > limits.max_side \
@@ -97,6 +98,6 @@ class ImagePlan:
         if too_big:  # kept under larger limits than today's: fitted again
             fitted = fit(data, p.mime, limits)
             if not isinstance(fitted, FittedImage):
-                return None
+                return fitted.reason
             return content_part(fitted.data, fitted.mime)
         return content_part(data, p.mime)

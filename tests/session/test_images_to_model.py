@@ -142,3 +142,23 @@ def test_the_caps_hold_and_the_model_is_told_what_they_dropped(make_forge, serve
     assert len(sent3) == 2 and sent3[0] == sent[1] and sent3[1] not in sent
     told3 = next(m["content"] for m in third if m["role"] == "tool")
     assert told3.count("at most 2 images are sent in one request, the newest") == 1
+
+
+def test_a_kept_image_is_fitted_to_todays_caps_and_a_lost_one_is_said_so(make_forge, server,
+                                                                       tmp_path):
+    server.add(Turn([tool_call("python", {"code": PLOT})]), Turn.text("One."),
+               Turn.text("Smaller."), Turn.text("Gone."))
+    forge = _forge(make_forge, tmp_path, "openai/gpt-4o")
+    session = forge.session("s")
+    session.prompt("plot it")
+    forge.image_max_side = 100  # %config Forge.image_max_side = 100, between two prompts
+    session.prompt("again")
+    [url] = _images(server.requests[2].body["messages"])
+    assert max(_decoded(url)[1].size) <= 100
+    for f in (Path(forge.output_dir(session.id)) / image_files.FOLDER).iterdir():
+        f.unlink()
+    session.prompt("and now?")
+    last = server.requests[3].body["messages"]
+    assert _images(last) == []
+    told = next(m["content"] for m in last if m["role"] == "tool")
+    assert "is not sent to you: its kept file is gone" in told
