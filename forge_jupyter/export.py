@@ -15,6 +15,11 @@ An import is data, never authority (imported.py): every id is checked against th
 grammar, grants and approvals are dropped, and the session's root becomes the importing
 Forge's.
 
+The images tools showed travel in the file too (``images``: hash → base64, outside the
+scrubbed text: a secret's pattern must not be "found" in an image's base64), and an import
+keeps each in the new session's outputs — only under the hash its bytes have, only for a part
+that names it (``carried_images`` / ``keep_images``).
+
 An import never overwrites. Ids are kept, so importing a file into a database that already
 holds its session (imported before, or exported from there) is refused with
 ``DuplicateId``; ``new_ids=True`` imports a copy under fresh ids (order preserved), and
@@ -23,6 +28,7 @@ holds its session (imported before, or exported from there) is refused with
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import tempfile
@@ -34,10 +40,11 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from . import image_files
 from .errors import DuplicateId, ForgeError
 from .ids import new_id
 from .imported import Importer, event_row, message_row, session_row
-from .message import Event, Message, SessionInfo, now, part_from_json
+from .message import Event, FilePart, Message, SessionInfo, now, part_from_json
 from .scrub import Scrubber
 from .session.recovery import close_open_parts
 from .store.base import Store
@@ -127,6 +134,54 @@ def close_orphans(messages: list[Message], reason: str) -> tuple[list[Message], 
     return out, closed_ids
 
 
+# ------------------------------------------------------------------------------ images
+
+Outputs = Callable[[str], str]  # a session id → its outputs folder (Forge.output_dir)
+
+
+def _kept(messages: list[Message]) -> list[FilePart]:
+    return [p for m in messages for p in m.parts if isinstance(p, FilePart) and p.image]
+
+
+def carried_images(messages: list[Message], outputs: Outputs | None) -> dict[str, str]:
+    """The kept images the messages' file parts name, base64 by hash (those still on disk)."""
+    found: dict[str, str] = {}
+    for p in _kept(messages) if outputs is not None else []:
+        sha = p.image.sha256 if p.image is not None else ""
+        if sha in found:
+            continue
+        try:
+            data = image_files.load(outputs(p.session_id), sha, p.mime)
+        except image_files.BadImageName:
+            continue
+        if data is not None:
+            found[sha] = base64.b64encode(data).decode()
+    return found
+
+
+def keep_images(doc: dict[str, Any], parts: list[FilePart], outputs: Outputs | None) -> int:
+    """Keep the images an imported file carries for the parts (of their new session) naming
+    them, each under the hash its bytes have; returns how many were kept."""
+    carried = doc.get("images")
+    if outputs is None or not isinstance(carried, dict):
+        return 0
+    n = 0
+    for p in parts:
+        sha = p.image.sha256 if p.image is not None else None
+        raw = carried.get(sha)
+        if not isinstance(raw, str) or len(raw) > image_files.MAX_BYTES * 4 // 3 + 4:
+            continue
+        try:
+            data = base64.b64decode(raw, validate=True)
+        except ValueError:
+            continue
+        if image_files.digest(data) != sha:
+            continue  # not the image the part names: not kept under its name
+        image_files.save(outputs(p.session_id), data, p.mime)
+        n += 1
+    return n
+
+
 # ------------------------------------------------------------------------------ export
 
 
@@ -142,8 +197,9 @@ def _events(store: Store, session_id: str) -> list[Event]:
 
 
 def export_session(store: Store, session_id: str, path: str | os.PathLike[str],
-                   scrubber: Scrubber | None = None) -> Path:
-    """Write the session (timeline, parts, events) to ``path`` as JSON; returns the path."""
+                   scrubber: Scrubber | None = None, outputs: Outputs | None = None) -> Path:
+    """Write the session (timeline, parts, events, and the images its parts name, read from
+    ``outputs``) to ``path`` as JSON; returns the path."""
     with store.hold():
         info = store.get_session(session_id)
         messages = store.read_timeline(session_id)
@@ -159,6 +215,7 @@ def export_session(store: Store, session_id: str, path: str | os.PathLike[str],
         "closed_on_export": closed,
     }
     doc = scrub(doc, scrubber or Scrubber.from_environment())
+    doc["images"] = carried_images(messages, outputs)
     data = json.dumps(doc, ensure_ascii=False, indent=1).encode()
     return atomic_write(path, lambda f: f.write(data))
 
@@ -256,11 +313,14 @@ def _ops(info: SessionInfo, messages: list[Message], events: list[Event]) -> lis
 
 def import_session(store: Store, path: str | os.PathLike[str], importer: Importer, *,
                    name: str | None = None, new_ids: bool = False,
-                   scrubber: Scrubber | None = None) -> SessionInfo:
+                   scrubber: Scrubber | None = None, outputs: Outputs | None = None) -> SessionInfo:
     """Validate the export at ``path`` whole, then write it as one session in one transaction
-    (under ``importer``'s root and agent, granting nothing: imported.py)."""
+    (under ``importer``'s root and agent, granting nothing: imported.py), and keep the images
+    it carries in the new session's ``outputs``."""
     source = Path(path).expanduser()
-    doc = scrub(_read(source), scrubber or Scrubber.from_environment())
+    raw = _read(source)
+    images = {"images": raw.pop("images", None)}  # bytes, not text: never scrubbed
+    doc = scrub(raw, scrubber or Scrubber.from_environment())
     info, messages, events = _parse(source, doc, importer)
     original = info.id
     if new_ids:
@@ -279,7 +339,7 @@ def import_session(store: Store, path: str | os.PathLike[str], importer: Importe
         raise ImportFailed(f"{source} holds an inconsistent session ({err}). "
                            "Nothing was imported.") from None
     try:
-        return store.create_session_with(info, ops)
+        created = store.create_session_with(info, ops)
     except DuplicateId as err:
         raise DuplicateId(
             f"{source} was not imported: {err}. An import never overwrites — this database "
@@ -287,6 +347,9 @@ def import_session(store: Store, path: str | os.PathLike[str], importer: Importe
             "here). Import a copy with new ids (import_session(path, new_ids=True)), give a "
             "taken name another one (name=…), or delete the existing session first."
         ) from None
+    parts = [p.model_copy(update={"session_id": info.id}) for p in _kept(messages)]
+    keep_images(images, parts, outputs)
+    return created
 
 
 # ------------------------------------------------------------------------------ parquet

@@ -141,7 +141,8 @@ class HistoryData:
         from . import export, frames
 
         store = self._store()
-        return export.export_session(store, frames.session_id(store, session), path)
+        return export.export_session(store, frames.session_id(store, session), path,
+                                     outputs=self._forge.output_dir)
 
     def import_session(self, path: str | os.PathLike[str], *, name: str | None = None,
                        new_ids: bool = False) -> Session:
@@ -150,7 +151,8 @@ class HistoryData:
         from .session.session import Session
 
         return Session(self._forge, export.import_session(
-            self._forge.store, path, self.importer(), name=name, new_ids=new_ids))
+            self._forge.store, path, self.importer(), name=name, new_ids=new_ids,
+            outputs=self._forge.output_dir))
 
     def export_notebook_turns(self, notebook: str | os.PathLike[str],
                               path: str | os.PathLike[str]) -> Path:
@@ -159,7 +161,8 @@ class HistoryData:
         from .replay_export import export_notebook_turns
 
         self._forge.flush()
-        return export_notebook_turns(self._forge.store, notebook, path)
+        return export_notebook_turns(self._forge.store, notebook, path,
+                                     outputs=self._forge.output_dir)
 
     def import_notebook_turns(self, path: str | os.PathLike[str],
                               notebook: str | os.PathLike[str]) -> Any:  # TurnsImport
@@ -168,7 +171,8 @@ class HistoryData:
         from .replay_export import import_notebook_turns
 
         self._forge.flush()
-        return import_notebook_turns(self._forge.store, path, notebook, self.importer())
+        return import_notebook_turns(self._forge.store, path, notebook, self.importer(),
+                                     outputs=self._forge.output_dir)
 
     def copy_to(self, dst: str | os.PathLike[str] | Store, sessions: Iterable[Any] | None = None, *,
                 tenant: str | None = None) -> Any:  # copy.CopyReport

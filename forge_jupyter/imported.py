@@ -4,7 +4,8 @@
 Such a file may have been written by anyone, so before a row is written here:
 
 - every id it holds is checked against the id grammar (``ids.check_id``): an id later names a
-  folder (the session's saved outputs), and ``../../x`` must never reach that far;
+  folder (the session's saved outputs), and ``../../x`` must never reach that far; a kept
+  image's name likewise (``image_files.image_path``: a hash and a type, nothing else);
 - what granted something where the row was made is dropped: "allow for this session" answers
   and the session's own permission rules (its metadata), the decision and approval a tool call
   carries (a replay would take "approved for the session" as its answer), and the agent the
@@ -21,9 +22,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from . import image_files
 from .errors import InvalidOption
 from .ids import check_id
-from .message import Event, Message, Part, SessionInfo, SubtaskPart
+from .message import Event, FilePart, Message, Part, SessionInfo, SubtaskPart
 
 # Session metadata that grants: "allow for this session" answers (permission_gate.py) and the
 # session layer of permission rules (session/turn.py).
@@ -63,6 +65,9 @@ def part_row(part: Part) -> Part:
     _check(f"part {part.id}.message_id", "message", part.message_id)
     if isinstance(part, SubtaskPart):
         _check(f"part {part.id}.child_session_id", "session", part.child_session_id)
+    if isinstance(part, FilePart) and part.image is not None:
+        # the image's name is the only thing that reaches its file: exactly a hash and a type
+        image_files.image_path(".", part.image.sha256, part.mime)
     if not PART_GRANTS & part.metadata.keys():
         return part
     kept = {k: v for k, v in part.metadata.items() if k not in PART_GRANTS}

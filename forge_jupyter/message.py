@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .amounts import money
 from .ids import new_id
-from .metadata_facts import PatchFile, ReplayedCall, ReplayMark, changes_in, changes_json
+from .metadata_facts import KeptImage, PatchFile, ReplayedCall, ReplayMark, changes_in, changes_json
 
 MessageStatus = Literal["running", "completed", "error", "aborted", "interrupted"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "error", "aborted", "interrupted"})
@@ -197,6 +197,7 @@ class FilePart(_PartBase):
     url: str | None = None
     mime: str = "application/octet-stream"
     filename: str | None = None
+    image: KeptImage | None = None  # an image a tool showed, kept by its hash (image_files.py)
 
 
 class AgentPart(_PartBase):

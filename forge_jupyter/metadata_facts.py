@@ -3,6 +3,7 @@
 The JSON stays where it always was (rows and export files written by earlier versions read
 back the same); `message.py` reads each through a property (``ToolPart.changes``,
 ``Message.replay``, ``ToolPart.replayed``) and the writers build these models, not bare dicts.
+``KeptImage`` is the one typed field here (``FilePart.image``), declared beside its kin.
 """
 
 from __future__ import annotations
@@ -12,8 +13,20 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["PatchFile", "ReplayDivergence", "ReplayMark", "ReplayedCall", "changes_in",
+__all__ = ["KeptImage", "PatchFile", "ReplayDivergence", "ReplayMark", "ReplayedCall", "changes_in",
            "changes_json"]
+
+
+class KeptImage(BaseModel):
+    # What a file part says of an image a tool showed (``FilePart.image``): kept once by
+    # content (image_files.py) in the outputs of the session that wrote the part — its hash, never a path.
+    # No docstring: the op protocol's generated TypeScript would carry it.
+    model_config = ConfigDict(extra="forbid")
+
+    sha256: str
+    call_id: str  # the tool call that showed it
+    width: int  # of the kept image, in pixels
+    height: int
 
 
 class PatchFile(BaseModel):

@@ -27,10 +27,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import NotFound
-from .export import UNFINISHED, ImportFailed, atomic_write, close_orphans, scrub
+from .export import (
+    UNFINISHED,
+    ImportFailed,
+    Outputs,
+    atomic_write,
+    carried_images,
+    close_orphans,
+    keep_images,
+    scrub,
+)
 from .ids import check_id
 from .imported import Importer, message_row, session_row
-from .message import Message, SessionInfo, part_from_json
+from .message import FilePart, Message, SessionInfo, part_from_json
 from .scrub import Scrubber
 from .session.replay_match import candidates
 from .store.base import Store
@@ -55,14 +64,16 @@ def notebook_key(notebook: str | os.PathLike[str]) -> str:
 
 
 def export_notebook_turns(store: Store, notebook: str | os.PathLike[str],
-                          path: str | os.PathLike[str], scrubber: Scrubber | None = None) -> Path:
-    """Write the recorded turns of ``notebook`` to ``path`` (JSON); returns the path."""
+                          path: str | os.PathLike[str], scrubber: Scrubber | None = None,
+                          outputs: Outputs | None = None) -> Path:
+    """Write the recorded turns of ``notebook`` to ``path`` (JSON), with the images their
+    parts name (read from ``outputs``); returns the path."""
     key = notebook_key(notebook)
     sids = list(dict.fromkeys(s for s, *_ in candidates(store, key)))
     if not sids:
         raise NotFound(f"no turn recorded in {key} is in this store (a notebook's turns are "
                        "recorded under its absolute path; run its %%forge cells first)")
-    sessions, bodies = [], {}
+    sessions, bodies, messages = [], {}, []
     with store.hold():
         infos = sorted((store.get_session(s) for s in sids), key=lambda i: (i.created_at, i.id))
         for info in infos:
@@ -70,10 +81,13 @@ def export_notebook_turns(store: Store, notebook: str | os.PathLike[str],
             timeline, _ = close_orphans(timeline, UNFINISHED)
             sessions.append({"session": info.to_json(), "timeline": [m.id for m in timeline]})
             for m in timeline:
+                if m.id not in bodies:
+                    messages.append(m)
                 bodies.setdefault(m.id, {**m.to_json(), "parts": [p.to_json() for p in m.parts]})
     doc = scrub({"format": FORMAT, "version": VERSION, "notebook": Path(key).name,
                  "exported_at": datetime.now(UTC).isoformat(), "sessions": sessions,
                  "messages": list(bodies.values())}, scrubber or Scrubber.from_environment())
+    doc["images"] = carried_images(messages, outputs)  # bytes, not text: never scrubbed
     data = json.dumps(doc, ensure_ascii=False, indent=1).encode()
     return atomic_write(path, lambda f: f.write(data))
 
@@ -150,12 +164,16 @@ def _writes(sid: str, ids: list[str], bodies: dict[str, Message]) -> list[Op]:
 
 def import_notebook_turns(store: Store, path: str | os.PathLike[str],
                           notebook: str | os.PathLike[str], importer: Importer,
-                          scrubber: Scrubber | None = None) -> TurnsImport:
+                          scrubber: Scrubber | None = None,
+                          outputs: Outputs | None = None) -> TurnsImport:
     """Import the turns exported at ``path`` as recorded in ``notebook`` (this machine's path),
-    under ``importer``'s root and agent, granting nothing (imported.py)."""
+    under ``importer``'s root and agent, granting nothing (imported.py); the images the file
+    carries are kept in the outputs of the sessions that now hold their parts."""
     source = Path(path).expanduser()
     key = notebook_key(notebook)
-    doc = scrub(_read(source), scrubber or Scrubber.from_environment())
+    raw = _read(source)
+    images = {"images": raw.pop("images", None)}
+    doc = scrub(raw, scrubber or Scrubber.from_environment())
     sessions, bodies = _parse(source, doc, key, importer)
     report = TurnsImport()
     timelines: dict[str, list[str]] = {}
@@ -189,4 +207,7 @@ def import_notebook_turns(store: Store, path: str | os.PathLike[str],
             timelines[info.id] = timeline
             report.sessions.append(info.id)
             report.messages += len(rest)
+            keep_images(images, [p.model_copy(update={"session_id": info.id})
+                                 for mid in rest for p in bodies[mid].parts
+                                 if isinstance(p, FilePart) and p.image], outputs)
     return report

@@ -158,6 +158,16 @@ SETTINGS: tuple[Setting, ...] = (
             "tool that gives another result hands over to the model from there. strict: every "
             "%%forge cell must replay, and any difference fails the cell (CI without a key). "
             "off: always ask the model.", scope="notebook", choices=("auto", "off", "strict")),
+    # What a vision model is sent of the images tools show (llm/images.py); a model without
+    # vision, or an image past these, gets the text line instead.
+    Setting("image_max_side", "int", 1024, "Longest side in pixels of an image sent to a "
+            "vision model (larger ones are scaled down)."),
+    Setting("image_max_bytes", "int", 250_000, "Most bytes of one image sent to a vision model "
+            "(re-encoded, then scaled down until it fits)."),
+    Setting("images_per_step", "int", 4, "Most images one model round's tool calls send to a "
+            "vision model; the model is told of the rest."),
+    Setting("images_per_request", "int", 8, "Most images one request to a vision model carries, "
+            "the newest; older ones go as their text line, and the model is told."),
     Setting("flags", "list", [], 'Optional tool sets to turn on, e.g. ["search"]: webfetch and '
             "the provider's own web search where litellm says the model has it "
             '(FORGE_FLAGS=search); "question": the question tool also where no live widget or '

@@ -69,6 +69,12 @@ def _max_age(value: Any) -> Any:  # timedelta | "30d" | None → timedelta | Non
     return parse_max_age(value)
 
 
+def _image_limit(name: str) -> Callable[[Forge, Any], None]:
+    # what a vision model is sent of the tools' images (llm/images.py): a count or a size, > 0
+    return lambda forge, value: setattr(forge, name, positive_int(
+        value, name, f"Give a whole number above 0 (Forge.{name} / FORGE_{name.upper()})."))
+
+
 # The Forge attributes checked on every assignment: (check giving the value kept, docstring).
 CHECKED: dict[str, tuple[Callable[[Any], Any], str]] = {
     "stream_timeout": (_stream_timeout, "Seconds the model server may send nothing — before "
@@ -119,4 +125,6 @@ APPLY: dict[str, Callable[[Forge, Any], None]] = {
     "tool_profile": _set("tool_profile"),
     "mcp_servers": lambda forge, servers: forge.mcp.configure(servers),
     "flags": _set_flags,
+    **{name: _image_limit(name) for name in ("image_max_side", "image_max_bytes",
+                                             "images_per_step", "images_per_request")},
 }

@@ -25,6 +25,7 @@ from .events import (
 )
 from .loading import litellm
 from .request import LLMRequest, provider_of, to_model_messages
+from .request_images import ImageSending
 from .usage import (
     CHARS_PER_TOKEN,
     approx_tokens,
@@ -38,7 +39,7 @@ from .usage import (
 )
 
 __all__ = [
-    "CHARS_PER_TOKEN", "ChunkNormalizer", "Citation", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
+    "CHARS_PER_TOKEN", "ChunkNormalizer", "Citation", "ImageSending", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
     "ServerToolCall", "ServerToolResult",
     "ReasoningStart", "StepFinish", "StreamEvent", "TextDelta", "TextEnd", "TextStart", "ToolCall",
     "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "estimated_usage",

@@ -8,15 +8,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..message import Message, ToolPart
+from .request_images import BOUNDARY, ImagePlan, ImageSending
 
 
 def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "openai"
 
 
-def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]]:
-    """Messages in litellm's (OpenAI) format. Unfinished tool calls are never sent."""
+def to_model_messages(view: list[Message], *, model: str,
+                      images: ImageSending | None = None) -> list[dict[str, Any]]:
+    """Messages in litellm's (OpenAI) format. Unfinished tool calls are never sent. With
+    ``images``, a vision model gets the images the calls showed (request_images.py): inside
+    the tool result for Anthropic (its tool_result takes images), else in a user message right
+    after the step's tool results (OpenAI's tool messages take text only)."""
     anthropic = provider_of(model) == "anthropic"
+    plan = ImagePlan.of(view, model, images)
     out: list[dict[str, Any]] = []
     for message in view:
         if message.role == "user":
@@ -68,10 +74,32 @@ def to_model_messages(view: list[Message], *, model: str) -> list[dict[str, Any]
         if entry["content"] is None and not tools:
             continue  # an empty or failed round: nothing for the model to read
         out.append(entry)
+        hoisted: list[dict[str, Any]] = []
+        shown_by: list[str] = []
         for t in tools:
             content = t.output if t.state == "completed" else f"Error: {t.error}"
-            out.append({"role": "tool", "tool_call_id": t.call_id, "content": content or ""})
+            pictures, notes = plan.for_call(message, t.call_id)
+            text = "\n".join([content or "", *notes]) if notes else content or ""
+            if pictures and anthropic:
+                out.append({"role": "tool", "tool_call_id": t.call_id,
+                            "content": [{"type": "text", "text": text or "(no output)"},
+                                        *pictures]})
+                continue
+            out.append({"role": "tool", "tool_call_id": t.call_id, "content": text})
+            hoisted.extend(pictures)
+            shown_by.extend([t.call_id] * len(pictures))
+        if hoisted:
+            which = ", ".join(f"{n} from {c}" for c, n in _counts(shown_by))
+            out.append({"role": "user", "content": [
+                {"type": "text", "text": BOUNDARY.format(which=which)}, *hoisted]})
     return out
+
+
+def _counts(ids: list[str]) -> list[tuple[str, int]]:
+    seen: dict[str, int] = {}
+    for i in ids:
+        seen[i] = seen.get(i, 0) + 1
+    return list(seen.items())
 
 
 def person_ran(part: ToolPart) -> str:

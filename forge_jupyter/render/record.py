@@ -165,6 +165,8 @@ def _part_html(m: Message, p: Any) -> str | None:
         return element("div", "forge-subtask", element("span", "forge-label", "Subtask")
                        + f" {code_span(p.agent)} {text(p.description or p.prompt)}")
     if isinstance(p, FilePart):
+        if p.image is not None:  # a chart a call showed: its card shows it, not a file line
+            return None
         return element("div", "forge-file", element("span", "forge-label", "File")
                        + f" {code_span(p.filename or p.path or p.url or '')}")
     if isinstance(p, AgentPart):

@@ -8,9 +8,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import llm
+from .. import image_files, llm
 from ..bus import Bus
-from ..message import Message, SessionInfo, TextPart, ToolPart, now
+from ..llm.images import ImageLimits
+from ..message import FilePart, Message, SessionInfo, TextPart, ToolPart, now
 from ..settings import BY_NAME
 from ..tools.base import Tool
 from ..tools.permission import Permissions
@@ -58,6 +59,7 @@ class RunContext:
     output_dir: str | None = None  # where full outputs of truncated tool results go
     prepare: Callable[[Any], Any] | None = None  # plugin hooks over each model request
     display_available: bool = False  # a notebook front end shows the tools' rich outputs
+    images: ImageLimits = field(default_factory=ImageLimits)  # what a vision model is sent
 
     def stop_words(self) -> str:
         """Why a cancelled run stopped, for the messages it leaves closed: the person's Stop,
@@ -65,6 +67,24 @@ class RunContext:
         if self.writer.lost is not None:
             return "stopped: another runner took this session over"
         return "stopped by the user"
+
+    def image_sending(self) -> llm.ImageSending:
+        """How this run's requests reach the images tools showed: each kept in the outputs of
+        the session that wrote its part (a fork's shared messages: the session it forked)."""
+
+        def read(part: FilePart) -> bytes | None:
+            if part.session_id == self.session.id:
+                folder = self.output_dir
+            else:
+                folder = self.host.output_dir(part.session_id) if self.host is not None else None
+            if folder is None or part.image is None:
+                return None
+            try:
+                return image_files.load(folder, part.image.sha256, part.mime)
+            except image_files.BadImageName:
+                return None
+
+        return llm.ImageSending(self.images, read)
 
     def view(self) -> list[Message]:
         """The model's view as this run holds it now (the writer's mirror), oldest first."""

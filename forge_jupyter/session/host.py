@@ -37,6 +37,10 @@ class TurnSettings(Protocol):
     tool_profile: str
     compaction_ratio: float
     char_budget: int
+    image_max_side: int  # the four bounds on images a vision model is sent
+    image_max_bytes: int
+    images_per_step: int
+    images_per_request: int
     retry: RetryPolicy
     litellm_kwargs: dict[str, Any]
 

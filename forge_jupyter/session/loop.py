@@ -71,7 +71,8 @@ async def run_loop(ctx: RunContext) -> Message:
         request = llm.LLMRequest(
             model=ctx.model,
             system=ctx.system,
-            messages=llm.to_model_messages(compaction.model_order(view), model=ctx.model),
+            messages=llm.to_model_messages(compaction.model_order(view), model=ctx.model,
+                                           images=ctx.image_sending()),
             tools=[t.definition() for t in ctx.tools.values()],
             params=ctx.params,
         )

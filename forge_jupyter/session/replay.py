@@ -31,6 +31,7 @@ from ..ids import new_id
 from ..message import (
     ErrorInfo,
     Event,
+    FilePart,
     Message,
     Part,
     Tokens,
@@ -42,6 +43,7 @@ from ..metadata_facts import ReplayDivergence, ReplayedCall, ReplayMark
 from ..tools.permission import Rule
 from .context import RunContext
 from .host import SessionHandle
+from .images import carry_image
 from .loop import run_loop
 from .permission_gate import decided, remember_grant
 from .prompt import _drive, _running
@@ -86,6 +88,7 @@ class _Replayer:
         self.outcome: ReplayOutcome | None = None
         self.diverged: dict[str, Any] | None = None
         self.refused: str | None = None
+        self.rerun: set[str] = set()  # the calls run again: they kept their own images
 
     @property
     def stopped(self) -> bool:
@@ -119,6 +122,9 @@ class _Replayer:
         for p in answer.parts:
             if isinstance(p, ToolPart):
                 await self._tool(m, p)
+            elif isinstance(p, FilePart) and p.image is not None:
+                if p.image.call_id not in self.rerun:  # a copied result: its recorded images
+                    carry_image(ctx, p, _copy(p, m))
             else:
                 ctx.writer.update_part(_copy(p, m))
         fields: dict[str, Any] = {"status": "completed", "finish": answer.finish,
@@ -173,6 +179,7 @@ class _Replayer:
         gate, ctx.gate = ctx.gate, None  # asked once for the turn, above
         try:
             await run_call(ctx, part, {"python": ctx.tools["python"]}, ctx.flush)
+            self.rerun.add(recorded.call_id)
         finally:
             ctx.gate = gate
         if self.diverged is None:

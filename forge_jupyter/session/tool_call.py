@@ -23,6 +23,7 @@ from ..tools.threads import MAX_ABANDONED
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
 from .host import tool_fields
+from .images import keep_images
 
 MAX_CALLS_PER_STEP = 32
 MAX_CONCURRENT_CALLS = 8
@@ -154,8 +155,13 @@ async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
         cut = Truncated(scrub(result.output) or "", False, 0, 0)
     else:
         cut = truncate(result.output, output_dir=ctx.output_dir, name=part.id, scrubber=scrub)
-    part.complete(cut.text, title=result.title, metadata=result.metadata, changes=result.changes)
+    # the images it showed: kept, each a file part after the call's row (session/images.py)
+    files, notes = await keep_images(ctx, part, result.images)
+    output = "\n".join([cut.text, *notes]) if notes else cut.text
+    part.complete(output, title=result.title, metadata=result.metadata, changes=result.changes)
     if cut.truncated:
         part.metadata["truncated"] = {"total_lines": cut.total_lines,
                                       "total_bytes": cut.total_bytes, "saved": cut.saved_path}
     ctx.writer.update_part(part)
+    for file in files:
+        ctx.writer.update_part(file)

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..agents import Agent
+from ..llm.images import ImageLimits
 from ..llm.web_search import SEARCH_FLAG, SEARCH_OPTIONS, supports_web_search
 from ..message import Message, SessionInfo
 from ..model_choice import ModelChoice, resolve, with_key
@@ -93,6 +94,8 @@ def run_context(host: Host, session: SessionHandle, turn: Turn, writer: Writer,
         output_dir=host.output_dir(session.id), prepare=partial(prepare_request, host),
         compaction_ratio=host.compaction_ratio, char_budget=host.char_budget,
         permissions=turn.permissions, display_available=host.display_available,
+        images=ImageLimits(max_side=host.image_max_side, max_bytes=host.image_max_bytes,
+                           per_step=host.images_per_step, per_request=host.images_per_request),
     )
 
 

@@ -49,15 +49,27 @@ def title_line(text: str | None, limit: int = TITLE_CHARS) -> str | None:
     return cut.rstrip() + "…"
 
 
+@dataclass(frozen=True)
+class ShownImage:
+    """An image a tool showed, as it came (untrusted bytes): kept and offered to a vision model
+    by the run (session/images.py), within the image limits (llm/images.py)."""
+
+    data: bytes
+    mime: str
+    label: str  # what the model reads of it otherwise: "image/png 572×454"
+
+
 @dataclass
 class ToolResult:
     """What a tool returns: the output the model reads, a title, the files it changed (the
-    Processor turns them into the step's PatchPart) and free-form metadata for the part."""
+    Processor turns them into the step's PatchPart), the images it showed, and free-form
+    metadata for the part."""
 
     output: str
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     changes: list[PatchFile] = field(default_factory=list)
+    images: list[ShownImage] = field(default_factory=list)
 
 
 class PartWriter(Protocol):

@@ -6,7 +6,7 @@ by a router on ``sys.stdout``/``sys.stderr`` that sends only this thread's write
 other threads print as usual. What it displays — ``display(x)``, ``plt.show()``, the figures it
 leaves open, a Figure or image as its last expression — stays in the call's card, each figure
 once, and is summarized for the model ("image/png 640×480, shown to the user"): see
-tools/python_displays.py. Otherwise the value of a last expression is returned as its repr.
+tools/python_displays.py; the images themselves go back with the result, for a vision model. Otherwise the value of a last expression is returned as its repr.
 Stopping the run raises KeyboardInterrupt inside the running code.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import ToolError
 from . import python_displays as displays
-from .base import Tool, ToolContext, ToolResult, title_line
+from .base import ShownImage, Tool, ToolContext, ToolResult, title_line
 from .threads import run_in_tool_thread
 from .truncate import BoundedOutput
 
@@ -178,8 +178,10 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if captured.truncated:  # cut here already, with the full output saved: not again
         meta["truncated"] = {"total_lines": captured.total_lines,
                              "total_bytes": captured.total_bytes, "saved": captured.saved_path}
-    return ToolResult(output, title=title_line(code) or "python",
-                      metadata=meta)
+    # the images themselves: kept by the run and sent to a vision model (session/images.py)
+    shown_images = [ShownImage(data, mime, label) for mime, data, label in shown.images()]
+    return ToolResult(output, title=title_line(code) or "python", metadata=meta,
+                      images=shown_images)
 
 
 def python_tool() -> Tool:

@@ -44,6 +44,20 @@ class Item:
     bundle: dict[str, str]
     told: str
     image: bool
+    mime: str | None = None  # the image's type, when it is one
+    label: str | None = None  # "image/png 572×454"
+
+    def image_bytes(self) -> bytes | None:
+        """The image as bytes (the bundle holds it base64, an SVG as text); None if damaged."""
+        if self.mime is None:
+            return None
+        value = self.bundle[self.mime]
+        if self.mime == "image/svg+xml":
+            return value.encode()
+        try:
+            return base64.b64decode("".join(value.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return None
 
 
 class Shown:
@@ -92,6 +106,15 @@ class Shown:
         if self._emit is not None:
             self._emit(item.bundle)
 
+    def images(self) -> list[tuple[str, bytes, str]]:
+        """(mime, bytes, label) of each image shown, in order (what the model may be sent)."""
+        found = []
+        for item in self.items:
+            data = item.image_bytes()
+            if data is not None and item.mime is not None:
+                found.append((item.mime, data, item.label or item.mime))
+        return found
+
     def told(self) -> list[str]:
         """The lines the model reads, one per display."""
         lines = [i.told for i in self.items]
@@ -112,7 +135,7 @@ class Shown:
             label = f"image/png {size[0]}×{size[1]}"
         bundle["text/plain"] = label  # the image's alt text, in the card and the record
         where = ", shown to the user" if self._available else " (no display here to show it)"
-        return Item(bundle, f"[{label}{where}]", True)
+        return Item(bundle, f"[{label}{where}]", True, mime, label)
 
 
 @contextlib.contextmanager
@@ -196,8 +219,8 @@ def finish(shown: Shown, before: list[Any], value: Any, has_value: bool) -> bool
 
 def displayable(value: Any) -> bool:
     fig_cls = getattr(sys.modules.get("matplotlib.figure"), "Figure", None)
-    return (fig_cls is not None and isinstance(value, fig_cls)) or callable(
-        getattr(value, "_repr_png_", None))
+    return (fig_cls is not None and isinstance(value, fig_cls)) or any(
+        callable(getattr(value, name, None)) for name in ("_repr_png_", "_repr_jpeg_"))
 
 
 def _shell() -> Any:
@@ -217,25 +240,29 @@ def _bundle(obj: Any) -> dict[str, Any] | None:
             data, _ = shell.display_formatter.format(obj)
             if any(m in data for m in IMAGE_MIMES):
                 return data
-    png = _png(obj)
-    if png is None:
+    found = _image(obj)
+    if found is None:
         return None
-    return {"image/png": png, "text/plain": "image/png"}
+    mime, data = found
+    return {mime: data, "text/plain": mime}
 
 
-def _png(obj: Any) -> bytes | None:
+def _image(obj: Any) -> tuple[str, bytes] | None:
+    """(mime, bytes) of a figure (a PNG) or of a value's ``_repr_png_`` / ``_repr_jpeg_``."""
     fig_cls = getattr(sys.modules.get("matplotlib.figure"), "Figure", None)
     if fig_cls is not None and isinstance(obj, fig_cls):
         buf = io.BytesIO()
         obj.savefig(buf, format="png", bbox_inches="tight")
-        return buf.getvalue()
-    repr_png = getattr(obj, "_repr_png_", None)
-    if callable(repr_png):
-        try:
-            png = repr_png()
-        except Exception:
-            return None
-        return png if isinstance(png, bytes) else None
+        return "image/png", buf.getvalue()
+    for name, mime in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg")):
+        method = getattr(obj, name, None)
+        if callable(method):
+            try:
+                data = method()
+            except Exception:
+                continue
+            if isinstance(data, bytes):
+                return mime, data
     return None
 
 

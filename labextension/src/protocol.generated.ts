@@ -135,6 +135,7 @@ export interface FilePart {
   url: string | null;
   mime: string;
   filename: string | null;
+  image: KeptImage | null;
 }
 
 /** Send a snapshot again (a batch was missed); also the panel's first message. */
@@ -154,6 +155,13 @@ export interface Info {
   session_id: string;
   notebook: string;
   live: string[];
+}
+
+export interface KeptImage {
+  sha256: string;
+  call_id: string;
+  width: number;
+  height: number;
 }
 
 export interface Message {

@@ -50,6 +50,10 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "memory_vector_weight": (0.4, "0.4", 0.4, "f.memory.weights.vector"),
     "memory_half_life_days": (3.0, "3", 3.0, "f.memory.weights.half_life_days"),
     "flags": (["search"], "search", True, "'search' in f.flags"),
+    "image_max_side": (512, "512", 512, "f.image_max_side"),
+    "image_max_bytes": (99_000, "99000", 99_000, "f.image_max_bytes"),
+    "images_per_step": (2, "2", 2, "f.images_per_step"),
+    "images_per_request": (3, "3", 3, "f.images_per_request"),
     # read by the notebook's controller and widget, not by a Forge
     "widget_throttle": (5.0, "5", 5.0, "c.widget_throttle"),
     "widget": ("off", "off", "off", "c.widget"),

@@ -1,5 +1,5 @@
 """Charts an agent's ``python`` call draws stay in that call's card, each once, and the model is
-told of each (issue 26, bugs 2 and 3): a headless notebook (nbclient, a real kernel, matplotlib's
+told of each (issue 26, bugs 2 and 3) — and, the model having vision, sent each (issue 27): a headless notebook (nbclient, a real kernel, matplotlib's
 inline backend) whose cells each run one call against the fake model server."""
 
 from __future__ import annotations
@@ -42,10 +42,23 @@ def executed(request, tmp_path_factory) -> tuple[str, Any, list[str]]:
                       *(f"%%forge\nDraw the {name}." for name in CALLS))
         widget = None if request.param == "record" else "off"
         nb = run(nb, root, server.openai_base, env={"FORGE_WIDGET": widget})
-        results = [m["content"] for r in server.requests for m in r.messages[-1:]
-                   if m["role"] == "tool"]
+        results = [r for r in map(_after_the_call, server.requests) if r is not None]
     assert "inline" in nb.cells[1].outputs[0]["text"]  # the backend a notebook plots with
     return request.param, nb, results
+
+
+def _after_the_call(request: Any) -> tuple[str, int] | None:
+    """What the request after a call says of it: the tool result's text, and how many image
+    parts follow it (gpt-4o-mini has vision: the charts themselves, issue 27)."""
+    messages = request.messages
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    tail = messages[last + 1:]
+    tools = [m["content"] for m in tail if m["role"] == "tool"]
+    if not tools:
+        return None
+    images = sum(1 for m in tail if isinstance(m.get("content"), list)
+                 for c in m["content"] if c.get("type") == "image_url")
+    return tools[-1], images
 
 
 def _images_outside_the_record(cell: Any) -> list[dict[str, Any]]:
@@ -62,7 +75,7 @@ def _record(cell: Any) -> str:
 def test_a_chart_stays_in_its_call_and_the_model_is_told_once(executed, name):
     mode, nb, results = executed
     index = list(CALLS).index(name)
-    cell, told = nb.cells[2 + index], results[index]
+    cell, (told, sent) = nb.cells[2 + index], results[index]
     code, charts = CALLS[name]
     if mode == "record":
         assert _images_outside_the_record(cell) == [], "a chart escaped its call into the cell"
@@ -80,6 +93,7 @@ def test_a_chart_stays_in_its_call_and_the_model_is_told_once(executed, name):
             assert "python" in before and "completed" not in before.split("python")[-1], before
             assert kinds.index("execute_result") > max(i for i, k in enumerate(kinds) if k == "image")
     assert len(TOLD.findall(told)) == charts, told
+    assert sent == charts  # and a vision model is sent each chart itself
     assert "<Figure size" not in told  # the figure is summarised, not repr'd
     if name == "closed_before_the_end":
         assert told == "closed"

@@ -375,6 +375,7 @@ export class TurnView {
           h("span", { class: "forge-label" }, "Subtask"), " ", h("code", {}, p.agent), " ",
           p.description || p.prompt);
       case "file":
+        if (p.image) return null; // a chart a call showed: its card shows it, not a file line
         return h("div", { class: "forge-file", "data-testid": "file" },
           h("span", { class: "forge-label" }, "File"), " ", h("code", {}, p.filename || p.path || p.url || ""));
       case "agent":

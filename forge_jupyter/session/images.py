@@ -1,0 +1,69 @@
+"""The images a tool call showed, kept for the model: fitted, stored once, named by a file part.
+
+After a call completes, each image it showed (``ToolResult.images``) is fitted to the run's
+image limits (llm/images.py: bounded, scaled, re-encoded), kept by content hash in the
+session's outputs (image_files.py: two identical charts are one file) and recorded as a
+``FilePart`` of the call's message naming the hash and the call — never the bytes. The request
+builder (llm/request.py) sends them to a vision model from there. An image that cannot be
+kept (an SVG, a decompression bomb, a damaged file) is said so in the call's output when the
+run's model has vision, so it knows why it sees no picture; a model without vision reads the
+call's text line as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from .. import image_files
+from ..llm.images import FittedImage, RefusedImage, fit, supports_vision
+from ..message import FilePart, KeptImage, Part, ToolPart
+from ..tools.base import ShownImage
+from .context import RunContext
+
+
+def _fit_and_save(images: list[ShownImage], ctx: RunContext
+                  ) -> list[tuple[ShownImage, FittedImage | RefusedImage, str | None]]:
+    kept = []
+    for image in images:
+        fitted = fit(image.data, image.mime, ctx.images)
+        sha = None
+        if isinstance(fitted, FittedImage) and ctx.output_dir is not None:
+            try:
+                sha = image_files.save(ctx.output_dir, fitted.data, fitted.mime)
+            except (OSError, image_files.BadImageName) as exc:
+                fitted = RefusedImage(fitted.mime, f"it could not be kept ({exc})")
+        kept.append((image, fitted, sha))
+    return kept
+
+
+def carry_image(ctx: RunContext, recorded: FilePart, copy: Part) -> None:
+    """A replayed turn's copy of a recorded image part, its bytes kept in this session's
+    outputs too (the recording may be another session's); written only if they are there."""
+    if recorded.image is None or ctx.output_dir is None:
+        return
+    data = ctx.image_sending().read(recorded)
+    if data is None:
+        return
+    image_files.save(ctx.output_dir, data, recorded.mime)
+    ctx.writer.update_part(copy)
+
+
+async def keep_images(ctx: RunContext, part: ToolPart, images: list[ShownImage]
+                      ) -> tuple[list[FilePart], list[str]]:
+    """Keep the images ``part``'s call showed: the file parts naming them (to be written after
+    the call's row), and the lines its output gains — why an image is not sent to this run's
+    vision model; none for a model without vision."""
+    if not images:
+        return [], []
+    # decoding and scaling an image takes a while: not on the kernel's event loop
+    kept = await asyncio.to_thread(_fit_and_save, images, ctx)
+    files, notes = [], []
+    for n, (image, fitted, sha) in enumerate(kept, 1):
+        if isinstance(fitted, FittedImage) and sha is not None:
+            files.append(FilePart(
+                session_id=part.session_id, message_id=part.message_id, mime=fitted.mime,
+                filename=fitted.label, image=KeptImage(
+                    sha256=sha, call_id=part.call_id, width=fitted.width, height=fitted.height)))
+        elif isinstance(fitted, RefusedImage):
+            notes.append(f"[image {n} ({image.label}) is not sent to you: {fitted.reason}]")
+    return files, (notes if notes and supports_vision(ctx.model) else [])
