@@ -160,10 +160,10 @@ def render(doc: NotebookDoc, address: Address, scrub: Scrub, outputs: bool = Tru
         if len(cells) > SEARCH_HITS:
             lines.append(f"[showing the first {SEARCH_HITS}]")
             cells = cells[:SEARCH_HITS]
-    used = sum(len(line) for line in lines)
+    used = sum(len(line) + 1 for line in lines)
     for i, cell in enumerate(cells):
         text = render_cell(cell, scrub, outputs)
-        if used + len(text) > CALL_CHARS and i > 0:
+        if used + len(text) + 1 > CALL_CHARS - 200 and i > 0:  # room for the note below
             rest = cells[i:]
             nxt = rest[0].index
             hint = f" (read on with start={nxt})" if nxt is not None else ""
@@ -171,5 +171,5 @@ def render(doc: NotebookDoc, address: Address, scrub: Scrub, outputs: bool = Tru
                          f"{CALL_CHARS:,} characters is used{hint}]")
             break
         lines.append(text)
-        used += len(text)
+        used += len(text) + 1
     return "\n".join(lines)
