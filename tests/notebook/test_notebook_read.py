@@ -102,3 +102,30 @@ def test_a_range_reads_outputs_bounded_scrubbed_and_as_text(executed):
     assert "iVBORw0KGgo" not in cells and "[inline image/png" in cells
     assert "[output cut at" in cells  # the 25,000-character paragraph: cut, and said
     assert SECRET not in json.dumps(results) and "[secret:" in cells
+
+
+@pytest.fixture(scope="module")
+def unsaved_plan_no_note(tmp_path_factory) -> tuple[FakeModelServer, list[str]]:
+    """A notebook never saved, the plan agent, the context note turned off by its variable."""
+    root = tmp_path_factory.mktemp("unsaved")
+    with FakeModelServer() as server:
+        server.add(Turn([tool_call("notebook_read", {"execution_count": 2})]), Turn.text("Seen."))
+        nb = notebook("total = sum(range(10))\ntotal", "%%forge\nWhat is total?")
+        run(nb, root, server.openai_base, name="Untitled.ipynb",
+            env={"FORGE_NOTEBOOK_CONTEXT": "0", "FORGE_AGENT": "plan"})
+        return server, _tool_results(server)
+
+
+def test_the_note_is_off_when_its_setting_says_so(unsaved_plan_no_note):
+    server, _ = unsaved_plan_no_note
+    first = _user_texts(server.requests[0])
+    assert "What is total?" in first and "Notebook context" not in first
+    assert "notebook_read" in server.requests[0].tools  # the tool is there either way
+
+
+def test_plan_mode_reads_an_unsaved_notebook_from_the_kernels_history(unsaved_plan_no_note):
+    _server, results = unsaved_plan_no_note
+    [result] = results
+    assert "Read from this kernel's history only" in result
+    assert "the notebook has not been saved yet" in result
+    assert "total = sum(range(10))" in result and "45" in result
