@@ -207,8 +207,7 @@ async def prompt_async(
 
     ``allowance``: a subagent's prompt (the ``task`` tool) takes its steps, money, output limit
     and depth from its parent prompt's; ``budget`` and ``max_tokens`` then do not apply.
-    ``context``: a note the surface wrote about where the person is (the notebook's, see
-    notebook/cells/note.py), sent after the prompt as synthetic text.
+    ``context``: the surface's note of where the person is (notebook/cells/note.py), synthetic.
 
     The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
     secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
@@ -229,9 +228,8 @@ async def prompt_async(
         user = ctx.user_message(text, origin=origin,
                                 metadata={"budget": budget} if budget is not None else {})
         if context:
-            user.parts.append(TextPart(session_id=session.id, message_id=user.id,
-                                       text=valid_text(context), synthetic=True,
-                                       time_start=now(), time_end=now()))
+            user.parts.append(TextPart(session_id=session.id, message_id=user.id, synthetic=True,
+                                       text=valid_text(context), time_start=now(), time_end=now()))
         for path in files or ():
             user.parts.append(FilePart(session_id=session.id, message_id=user.id, path=path))
         ctx.add_message(user)
