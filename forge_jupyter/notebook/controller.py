@@ -112,9 +112,11 @@ class NotebookForge:
 
     def cell_reader(self) -> Any:
         """What notebook_read reads through (notebook/cells/reader.py)."""
+        from .cells.live import live_cells
         from .cells.reader import CellReader
 
-        return CellReader(self.shell.user_ns, self.run_log, lambda: self.notebook_path)
+        return CellReader(self.shell.user_ns, self.run_log, lambda: self.notebook_path,
+                          live_cells if self.in_kernel else None)
 
     def context_note(self, origin: dict[str, Any]) -> str | None:
         """The note this prompt carries (cells/note.py), None when the setting is off; the

@@ -14,6 +14,8 @@ SAVED_BYTES = 64 * 1024 * 1024  # a saved .ipynb larger than this is not read
 TRACEBACK_FRAMES = 3  # the last frames of an error the context note shows
 NOTE_CHARS = 1_500  # the context note each prompt carries
 SEARCH_HITS = 50  # cells a search shows
+LIVE_WAIT = 3.0  # seconds the page has to send its cells
+LIVE_OUTPUT_CHARS = 100_000  # characters of each output's data the page sends
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from .document import NotebookDoc, read_document
 from .render import Address, render
 from .run_log import RunLog
 
-# the page's cells (nbformat dicts), or None when no page answers within its bounded wait
-LiveCells = Callable[[], Awaitable[list[Any] | None]]
+# the page's cells (nbformat dicts); None: no page; a str: why the page did not answer
+LiveCells = Callable[[], Awaitable[list[Any] | str | None]]
 
 
 class CellReader:
@@ -24,7 +24,11 @@ class CellReader:
     async def document(self) -> NotebookDoc:
         cells = await self.live() if self.live is not None else None
         # a 64 MB file is parsed off the kernel's loop
-        return await asyncio.to_thread(read_document, self.path(), self.namespace, self.log, cells)
+        doc = await asyncio.to_thread(read_document, self.path(), self.namespace, self.log,
+                                      None if isinstance(cells, str) else cells)
+        if isinstance(cells, str):
+            doc.notes.insert(0, cells)
+        return doc
 
     async def read(self, args: dict[str, Any]) -> tuple[str, str]:
         doc = await self.document()
