@@ -227,15 +227,14 @@ class PanelHub:
     # -- the live document (notebook_read, notebook/cells/) -------------------------------
 
     def request_cells(self, max_chars: int) -> Future[list[Any]] | None:
-        """Ask an attached page for the notebook's cells; None when no page can answer."""
-        with self._lock:
-            comm = next(iter(self._attached.values()), None)
-        if comm is None:
+        """Ask the attached pages for the notebook's cells (the first answer wins: a page
+        left open elsewhere may be gone); None when no page can answer."""
+        if not self._attached:
             return None
         request_id = "cells_" + secrets.token_hex(8)
         future: Future[list[Any]] = Future()
         self._cell_requests[request_id] = future
-        self._send(comm, {"kind": "read-cells", "request_id": request_id, "max_chars": max_chars})
+        self._publish({"kind": "read-cells", "request_id": request_id, "max_chars": max_chars})
         return future
 
     def forget_cells(self, future: Future[list[Any]]) -> None:

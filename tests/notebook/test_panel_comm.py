@@ -340,8 +340,11 @@ def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
     start, _batches, _end = one_turn(got)
     assert start["origin"] == "panel" and start["prompt"] == "Asked from the panel"
     assert list(texts(got).values()) == ["Answer for the panel."]
-    [asked] = [q for q in server.requests if q.messages[-1]["content"] == "Asked from the panel"
+    # the prompt, then the notebook's context note (notebook/cells/note.py), which says where from
+    [asked] = [q for q in server.requests
+               if q.messages[-1]["content"].split("\n\n[Notebook context")[0] == "Asked from the panel"
                and "PLAN mode" in q.messages[0]["content"]]
+    assert "This prompt came from the side panel." in asked.messages[-1]["content"]
     assert asked.model == "other-model"
     origin = kernel.run("import forge_jupyter as fj; s = fj.current()\n"
                         "print([m.origin for m in s.store.read_timeline("
