@@ -5,6 +5,10 @@ cut), today's full profile, and the lean profile.
 
     LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/bench_prompt_size.py
 
+It also prints what a notebook adds: the ``notebook_read`` tool (offered in a kernel) and the
+context note each ``%%forge`` prompt carries (notebook/cells/note.py), on notebooks/quickstart.ipynb
+as its first and third ``%%forge`` cells see it, and with a failed cell before the prompt.
+
 Counted offline with litellm's tokenizer for gpt-4o (tiktoken o200k). A tool is counted as the
 compact JSON of its definition (what chat templates such as Qwen's or Llama's put in the prompt);
 "request" is litellm's count of a system message plus the tool table. Local models' tokenizers
@@ -29,6 +33,7 @@ COUNTING_MODEL = "gpt-4o"
 MODEL = "openai/local-model"  # unknown to litellm: the profile is what the setting says
 WINDOW = 8_192  # the local model of the issue
 BASELINE = Path(__file__).parent / "data" / "prompt_baseline.json"
+QUICKSTART = Path(__file__).parent.parent / "notebooks" / "quickstart.ipynb"
 
 
 def tokens(text: str) -> int:
@@ -54,6 +59,50 @@ def current(profile: str) -> dict[str, Any]:
     return measure(system, [t.definition() for t in table.values()])
 
 
+def notebook_tool_tokens() -> int:
+    """The notebook_read tool's definition, as a kernel's %%forge offers it."""
+    from forge_jupyter.tools.notebook_read import notebook_read_tool
+
+    return tokens(json.dumps(notebook_read_tool().definition()))
+
+
+def quickstart_notes() -> dict[str, int]:
+    """Tokens of the context note on the quickstart notebook (Run All: each code cell before
+    the prompt ran in order; ``failed``: the cell before it raised)."""
+    from forge_jupyter.notebook.cells.note import SavedIndex, context_note
+    from forge_jupyter.notebook.cells.run_log import RunLog, RunRecord, summarize_error
+    from forge_jupyter.scrub import Scrubber
+
+    cells = json.loads(QUICKSTART.read_text())["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    out = {}
+    forge_cells = [i for i, c in enumerate(code) if "".join(c["source"]).startswith("%%forge")]
+    for label, which, fail in (("first %%forge", 0, False), ("third %%forge", 2, False),
+                               ("first, after a failed cell", 0, True)):
+        upto = forge_cells[which]
+        log = RunLog(shell=None)
+        # the turn before it: the previous %%forge cell's count (counts start at 1)
+        log.last_turn_count = forge_cells[which - 1] + 1 if which else None
+        for n, c in enumerate(code[:upto], start=1):
+            src = "".join(c["source"])
+            log.runs.append(RunRecord(n, c.get("id"), 0.0, 0.1, True, forge=src.startswith("%%forge"),
+                                      source=src))
+        if fail:
+            try:
+                {}["revenue"]  # noqa: B018 - a KeyError with a real traceback
+            except KeyError as exc:
+                log.runs[-1].ok, log.runs[-1].error = False, summarize_error(exc)
+        cell = code[upto]
+        log.runs.append(RunRecord(upto + 1, cell.get("id"), 0.0, source="".join(cell["source"]),
+                                  forge=True))
+        note = context_note(str(QUICKSTART), {"cell_id": cell.get("id")}, log, SavedIndex(),
+                            Scrubber())
+        out[label] = tokens(note)
+        if os.environ.get("BENCH_SHOW_NOTE"):
+            print(note)
+    return out
+
+
 def main() -> None:
     baseline = json.loads(BASELINE.read_text())
     columns = {"baseline": measure(baseline["system"], baseline["tools"]),
@@ -74,6 +123,9 @@ def main() -> None:
         now = columns[name]["request"]
         print(f"{name}: {now:,} tokens, {now / base:.2f}× the baseline's {base:,} "
               f"({base - now:,} fewer)")
+    print(f"in a kernel: the notebook_read tool adds {notebook_tool_tokens():,} tokens to the table")
+    for label, n in quickstart_notes().items():
+        print(f"context note on quickstart.ipynb, {label}: {n:,} tokens per prompt")
 
 
 if __name__ == "__main__":

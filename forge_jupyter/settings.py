@@ -168,6 +168,11 @@ SETTINGS: tuple[Setting, ...] = (
             "vision model; the model is told of the rest."),
     Setting("images_per_request", "int", 8, "Most images one request to a vision model carries, "
             "the newest; older ones go as their text line, and the model is told."),
+    Setting("notebook_context", "bool", True, "Each %%forge prompt carries a short note of where "
+            "the person is: the notebook's name and cell count, the prompt's cell, the cells run "
+            "since the last turn and the last error's type, message and last frames "
+            "(FORGE_NOTEBOOK_CONTEXT=0 turns it off; notebook_read works either way).",
+            scope="notebook"),
     Setting("flags", "list", [], 'Optional tool sets to turn on, e.g. ["search"]: webfetch and '
             "the provider's own web search where litellm says the model has it "
             '(FORGE_FLAGS=search); "question": the question tool also where no live widget or '

@@ -38,6 +38,10 @@ class NotebookForge:
         self.replay_entered: set[str] = set()
         # sessions the person chose here (%forge use / fork, %%forge -s): never set aside
         self.chosen: set[str] = set()
+        from .cells.run_log import RunLog  # light: %load_ext imports nothing heavy
+
+        self.run_log = RunLog(shell)  # what ran here (installed by %load_ext in a kernel)
+        self._saved_index: Any = None  # the saved file's cell ids (cells/note.py), on first use
 
     # -- the facade ------------------------------------------------------------------------
 
@@ -70,6 +74,7 @@ class NotebookForge:
                 self.replay_entered.clear()
             self._forge = Forge(namespace=self.shell.user_ns, root=os.getcwd(), **kwargs)
             self._forge.display_available = self.in_kernel
+            self._forge.services.notebook = self.cell_reader()
             for tool in self.pending_tools:
                 self._forge.add_tool(tool)
             self._store_sig = sig
@@ -104,6 +109,31 @@ class NotebookForge:
         # absolute: a relative JPY_SESSION_NAME (nbconvert in CI) names the same notebook as
         # the absolute one JupyterLab gives, so its recorded turns match (replay)
         return os.path.abspath(str(path)) if path else None
+
+    def cell_reader(self) -> Any:
+        """What notebook_read reads through (notebook/cells/reader.py)."""
+        from .cells.live import live_cells
+        from .cells.reader import CellReader
+
+        return CellReader(self.shell.user_ns, self.run_log, lambda: self.notebook_path,
+                          live_cells if self.in_kernel else None)
+
+    def context_note(self, origin: dict[str, Any]) -> str | None:
+        """The note this prompt carries (cells/note.py), None when the setting is off; the
+        next one then counts runs from this cell on."""
+        from ..scrub import Scrubber
+        from .cells.note import SavedIndex, context_note
+
+        note = None
+        if self.config.notebook_context:
+            self._saved_index = self._saved_index or SavedIndex()
+            note = context_note(self.notebook_path, origin, self.run_log, self._saved_index,
+                                Scrubber.from_environment())
+        running = self.run_log.current()
+        count = running.execution_count if running is not None else origin.get("execution_count")
+        if isinstance(count, int):
+            self.run_log.last_turn_count = count
+        return note
 
     def origin(self) -> dict[str, Any]:
         """Notebook path, cell id and execution count of the cell being run."""

@@ -36,6 +36,7 @@ def load(ipython: Any) -> None:
     if kernel is not None:
         _controller.status = BusyWhileRunning(kernel)
         _controller.status.install()
+    _controller.run_log.install()  # what ran, for notebook_read and the context note
     _controller.warmup = Warmup(_controller).start()
     HUB.install(ipython, _controller)  # the side panel's comm target, and a comm to the frontend's
 
@@ -54,6 +55,7 @@ def unload(ipython: Any) -> None:
             ipython.configurables.remove(_controller.config)
         if _controller.status is not None:
             _controller.status.uninstall()
+        _controller.run_log.uninstall()
         _controller.close()
     _controller = None
 

@@ -142,10 +142,15 @@ class ForgeMagics(Magics):
             # each cell starts from Forge.flags again (controller.py), so it never sticks.
             if view.widget is not None or panel.HUB.attached:
                 forge.flags = forge.flags | {"question"}  # (tools/question.py)
+            from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
+
+            forge.flags = forge.flags | {NOTEBOOK_FLAG}  # notebook_read (notebook/cells/)
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
                            max_tokens=opts.max_tokens, origin=origin)
+            if plan is None:  # a replayed turn keeps its recorded prompt
+                options["context"] = c.context_note(origin)
 
             async def run() -> Any:
                 outcome = None

@@ -266,7 +266,16 @@ class PanelNotice(TypedDict):
     level: str
 
 
-PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice
+class ReadCells(TypedDict):
+    """The kernel asks for the notebook's cells as the page holds them (notebook_read): the
+    page answers with ``cells``, each output's data cut to ``max_chars`` characters."""
+
+    kind: Literal["read-cells"]
+    request_id: str
+    max_chars: int
+
+
+PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells
 
 
 class PanelStop(TypedDict):
@@ -277,7 +286,15 @@ class PanelStop(TypedDict):
     turn_id: str
 
 
-PanelCommand = Hello | Approve | Answer | PanelStop
+class Cells(TypedDict):
+    """The page's answer to ``read-cells``: the cells as nbformat JSON (untrusted input)."""
+
+    type: Literal["cells"]
+    request_id: str
+    cells: list[dict[str, Any]]
+
+
+PanelCommand = Hello | Approve | Answer | PanelStop | Cells
 
 # The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,

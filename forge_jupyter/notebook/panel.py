@@ -24,6 +24,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from . import answering
@@ -52,6 +53,7 @@ class PanelHub:
         self._last_info: dict[str, Any] | None = None
         self.controller: Any = None
         self.shell: Any = None
+        self._cell_requests: dict[str, Future[list[Any]]] = {}  # read-cells waiting for a page
 
     @property
     def attached(self) -> bool:
@@ -144,6 +146,8 @@ class PanelHub:
             self._approve(comm, command)
         elif isinstance(command, proto.AnswerQuestion):
             self._answer(comm, command)
+        elif isinstance(command, proto.CellsReply):
+            self._cells(command)
         else:
             self._stop(comm, command)
 
@@ -219,6 +223,30 @@ class PanelHub:
                 view.stop_requested = True  # still loading: the run will not begin
             elif not view.session.abort():
                 self._send(comm, proto.notice("Nothing to stop: that run has already ended."))
+
+    # -- the live document (notebook_read, notebook/cells/) -------------------------------
+
+    def request_cells(self, max_chars: int) -> Future[list[Any]] | None:
+        """Ask the attached pages for the notebook's cells (the first answer wins: a page
+        left open elsewhere may be gone); None when no page can answer."""
+        if not self._attached:
+            return None
+        request_id = "cells_" + secrets.token_hex(8)
+        future: Future[list[Any]] = Future()
+        self._cell_requests[request_id] = future
+        self._publish({"kind": "read-cells", "request_id": request_id, "max_chars": max_chars})
+        return future
+
+    def forget_cells(self, future: Future[list[Any]]) -> None:
+        """A request no page answered in time: a late answer is dropped."""
+        for key, value in list(self._cell_requests.items()):
+            if value is future:
+                self._cell_requests.pop(key, None)
+
+    def _cells(self, command: proto.CellsReply) -> None:
+        future = self._cell_requests.pop(command.request_id, None)
+        if future is not None and not future.done():
+            future.set_result(command.cells)  # from the comm's thread: the tool awaits it
 
     # -- approvals: the panel as someone who can answer -----------------------------------
 

@@ -54,8 +54,14 @@ class Stop:
     turn_id: str
 
 
-Command = Hello | Approve | AnswerQuestion | Stop
+@dataclass(frozen=True)
+class CellsReply:
+    request_id: str
+    cells: list[Any]
 
+
+Command = Hello | Approve | AnswerQuestion | Stop | CellsReply
+MAX_CELLS = 50_000  # cells a page's answer may hold
 
 def _shown(value: Any) -> str:
     """A short, safe rendering of an unexpected value for a notice."""
@@ -113,6 +119,12 @@ def parse(data: Any) -> Command:
         if not text.strip():
             raise PanelError("answer: the answer is empty; type an answer or pick an option.")
         return AnswerQuestion(request_id, text)
+    if kind == "cells":
+        request_id = _id(data, "request_id", required=True, ours=False)
+        cells = data.get("cells")
+        if not isinstance(cells, list) or len(cells) > MAX_CELLS:
+            raise PanelError(f"cells: cells must be a list of at most {MAX_CELLS:,} cells.")
+        return CellsReply(request_id, cells)
     session_id = _id(data, "session_id", required=False)
     turn_id = _id(data, "turn_id", required=False, ours=False)
     if not session_id and not turn_id:

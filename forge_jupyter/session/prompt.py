@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import llm
 from ..errors import ApprovalPending, BudgetExceeded, SessionBusy, positive_int, positive_number
-from ..message import ErrorInfo, Event, FilePart, Message, now
+from ..message import ErrorInfo, Event, FilePart, Message, TextPart, now
 from ..model_choice import MAX_TOKENS_HINT
 from ..scrub import valid_text
 from . import compaction, runner
@@ -201,11 +201,13 @@ async def prompt_async(
     permissions: list[Any] | None = None,
     max_tokens: int | None = None,
     allowance: Allowance | None = None,
+    context: str | None = None,
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message.
 
     ``allowance``: a subagent's prompt (the ``task`` tool) takes its steps, money, output limit
     and depth from its parent prompt's; ``budget`` and ``max_tokens`` then do not apply.
+    ``context``: the surface's note of where the person is (notebook/cells/note.py), synthetic.
 
     The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
     secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
@@ -225,6 +227,9 @@ async def prompt_async(
                         allowance=allowance) as ctx:
         user = ctx.user_message(text, origin=origin,
                                 metadata={"budget": budget} if budget is not None else {})
+        if context:
+            user.parts.append(TextPart(session_id=session.id, message_id=user.id, synthetic=True,
+                                       text=valid_text(context), time_start=now(), time_end=now()))
         for path in files or ():
             user.parts.append(FilePart(session_id=session.id, message_id=user.id, path=path))
         ctx.add_message(user)

@@ -21,6 +21,7 @@ from .question import Questions
 
 if TYPE_CHECKING:
     from ..memory import LongTermMemory
+    from ..tools.notebook_read import NotebookReader
 
 
 @dataclass
@@ -40,3 +41,5 @@ class Services:
     memory: LongTermMemory | None = None
     # The notebook's own variables in a kernel; a private namespace otherwise.
     namespace: dict[str, Any] = field(default_factory=dict)
+    # The notebook around the kernel (notebook/cells/, set by the notebook's controller).
+    notebook: NotebookReader | None = None

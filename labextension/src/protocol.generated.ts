@@ -68,6 +68,13 @@ export interface Batch {
   ops: Op[];
 }
 
+/** The page's answer to `read-cells`: the cells as nbformat JSON (untrusted input). */
+export interface Cells {
+  type: "cells";
+  request_id: string;
+  cells: (Record<string, unknown>)[];
+}
+
 /** The standalone renderer, for a bootstrap without the labextension (or why not). */
 export interface Code {
   kind: "code";
@@ -207,9 +214,9 @@ export interface OutputOp {
   text: string;
 }
 
-export type PanelCommand = Hello | Approve | Answer | PanelStop;
+export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells;
 
-export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice;
+export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells;
 
 export interface PanelNotice {
   kind: "notice";
@@ -257,6 +264,13 @@ export interface QuestionRequest {
   kind: "question";
   question: string;
   options: string[];
+}
+
+/** The kernel asks for the notebook's cells as the page holds them (notebook_read): the page answers with `cells`, each output's data cut to `max_chars` characters. */
+export interface ReadCells {
+  kind: "read-cells";
+  request_id: string;
+  max_chars: number;
 }
 
 /** The view rendered: send a snapshot. */

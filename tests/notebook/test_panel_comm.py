@@ -340,8 +340,11 @@ def test_a_panel_prompt_streams_only_to_the_panel(kernel, server, panel):
     start, _batches, _end = one_turn(got)
     assert start["origin"] == "panel" and start["prompt"] == "Asked from the panel"
     assert list(texts(got).values()) == ["Answer for the panel."]
-    [asked] = [q for q in server.requests if q.messages[-1]["content"] == "Asked from the panel"
+    # the prompt, then the notebook's context note (notebook/cells/note.py), which says where from
+    [asked] = [q for q in server.requests
+               if q.messages[-1]["content"].split("\n\n[Notebook context")[0] == "Asked from the panel"
                and "PLAN mode" in q.messages[0]["content"]]
+    assert "This prompt came from the side panel." in asked.messages[-1]["content"]
     assert asked.model == "other-model"
     origin = kernel.run("import forge_jupyter as fj; s = fj.current()\n"
                         "print([m.origin for m in s.store.read_timeline("
@@ -437,3 +440,43 @@ def test_unloading_closes_the_panel_comms_and_loading_opens_a_new_one(kernel, pa
     [opened] = kernel.opened
     [info] = kernel.send(opened["comm_id"], {"type": "hello"})
     assert info["kind"] == "info" and info["live"] == []
+
+
+# -- notebook_read's live document (issue 27): the page answers read-cells ---------------------
+
+
+def _notebook_read_result(server) -> str:
+    """This turn's call's result (the session's earlier turns come before it)."""
+    return [m["content"] for m in server.requests[-1].messages if m["role"] == "tool"][-1]
+
+
+def test_notebook_read_reads_the_pages_cells_with_an_unsaved_edit(kernel, server, panel):
+    server.add(Turn([tool_call("notebook_read", {"search": "unsaved"})]), Turn.text("Seen."))
+    asked: list[dict[str, Any]] = []
+    page = [{"cell_type": "code", "id": "c-edit", "source": "x = 'an unsaved edit'",
+             "metadata": {}, "execution_count": None, "outputs": []},
+            {"cell_type": "markdown", "id": "c-md", "source": ["# Notes, ", "unsaved too"],
+             "metadata": {}}]
+
+    def answer(comm_id: str, data: dict[str, Any]) -> None:
+        if data["kind"] == "read-cells" and comm_id == panel:
+            asked.append(data)
+            kernel.send(panel, {"type": "cells", "request_id": data["request_id"],
+                                "cells": page}, wait=False)
+
+    r = kernel.run("%%forge\nWhat did I change?", on_comm=answer)
+    assert r.status == "ok", r.text
+    assert [a["max_chars"] for a in asked] == [100_000]
+    result = _notebook_read_result(server)
+    assert "Read from the live notebook in JupyterLab (unsaved edits included)" in result
+    assert "2 cell(s) mention 'unsaved'" in result and "x = 'an unsaved edit'" in result
+    assert "id c-edit" in result and "# Notes, unsaved too" in result
+
+
+def test_notebook_read_falls_back_to_the_history_when_the_page_does_not_answer(kernel, server, panel):
+    server.add(Turn([tool_call("notebook_read", {})]), Turn.text("Seen."))
+    r = kernel.run("%%forge\nList the cells.")  # the page never answers read-cells
+    assert r.status == "ok", r.text
+    result = _notebook_read_result(server)
+    assert "the page did not send its cells within 3 s" in result
+    assert "Read from this kernel's history only" in result  # no saved file in this kernel

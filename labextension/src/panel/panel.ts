@@ -13,6 +13,7 @@ import { CostStrip } from './costs';
 import { HistoryView } from './history';
 import { forgeIcon } from './icon';
 import { KernelLink, LinkState } from './kernelLink';
+import { answerReadCells } from './liveCells';
 import { LiveTurns } from './liveTurns';
 import { IPromptRequest, PromptBox } from './promptBox';
 import { forgeCode, KernelMessage } from './protocol';
@@ -149,6 +150,8 @@ export class ForgePanel extends Widget {
       link.stateChanged.connect((_, state) => this.onState(e, state));
       link.busyChanged.connect(() => e === this.current && this.describe());
       link.received.connect((_, msg) => this.onMessage(e, msg));
+      // notebook_read: this notebook's cells for its own kernel, whichever notebook is shown
+      link.received.connect((_, msg) => msg.kind === 'read-cells' && answerReadCells(link, nb, msg));
       entry.turns.changed.connect(() => e === this.current && this.prompt.setRunning(e.turns.running));
       nb.disposed.connect(() => {
         this.links.delete(nb);

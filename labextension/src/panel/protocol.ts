@@ -54,6 +54,8 @@ export function parse(data: unknown): KernelMessage | null {
       return { kind: 'turn-end', turn_id: str(d.turn_id), session_id: str(d.session_id) };
     case 'notice':
       return { kind: 'notice', message: str(d.message), level: str(d.level) || 'info' };
+    case 'read-cells':
+      return { kind: 'read-cells', request_id: str(d.request_id), max_chars: seq(d.max_chars) };
     default:
       return null;
   }

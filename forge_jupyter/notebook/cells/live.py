@@ -1,0 +1,28 @@
+"""The live document: the cells as the JupyterLab page holds them (unsaved edits included),
+asked of the side panel's comm (``read-cells`` → ``cells``, notebook/ops.py) with a bounded wait.
+
+The tool awaits on the kernel's loop while the %%forge cell runs; ipykernel (≥ 7.4) handles
+the comm's messages meanwhile, and the answer resolves a thread-safe future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .budget import LIVE_OUTPUT_CHARS, LIVE_WAIT
+
+
+async def live_cells() -> list[Any] | str | None:
+    """The page's cells; None when no page with the extension is attached; a str saying why
+    when one is but did not answer."""
+    from ..panel import HUB
+
+    future = HUB.request_cells(LIVE_OUTPUT_CHARS)
+    if future is None:
+        return None
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future), LIVE_WAIT)
+    except TimeoutError:
+        HUB.forget_cells(future)
+        return f"the page did not send its cells within {LIVE_WAIT:g} s"
