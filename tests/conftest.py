@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -33,17 +35,30 @@ def needs_postgres(item: pytest.Item) -> bool:
     return item.path.name in POSTGRES_MODULES
 
 
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
+
+
+def xdist_group(item: pytest.Item) -> str:
+    """The unit ``pytest -n auto --dist loadgroup`` hands to one worker whole: a module, so its
+    module fixtures (a kernel, a server) start once per run as without xdist; and all of
+    tests/browser, so one JupyterLab and one Chromium serve the run, not one per worker."""
+    if BROWSER_TESTS in item.path.parents:
+        return "browser"
+    return item.nodeid.split("::")[0]  # its module, e.g. tests/notebook/test_replay.py
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The ``browser`` and ``postgres`` markers by the fixtures a test needs, so the inner loop
-    (docs/testing.md) deselects them without every module having to say so."""
+    (docs/testing.md) deselects them without every module having to say so; and the
+    ``xdist_group`` of each test (``xdist_group`` above)."""
     for item in items:
         if {"lab_server", "browser"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)  # tests/browser/conftest.py
         if needs_postgres(item):
             item.add_marker(pytest.mark.postgres)
-
-
-BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(xdist_group(item)))
 
 
 @pytest.fixture(autouse=True)
@@ -66,9 +81,27 @@ def memory_out_of_the_tree(tmp_path_factory):
     os.environ.setdefault("FORGE_MEMORY_DIR", str(tmp_path_factory.mktemp("forge-memory")))
 
 
+@pytest.fixture(scope="session")
+def migrated_duckdb(tmp_path_factory) -> Callable[[Path], Path]:
+    """Puts an empty, migrated DuckDB store file at a path: a copy of one migrated once a run.
+    The migration took 0.2-2 s a test (more under load), a copy takes milliseconds; the test
+    still gets a real file of its own, with nothing in it but ``forge_schema``'s version."""
+    from forge_jupyter.store.duckdb.store import DuckDBStore
+
+    template = tmp_path_factory.mktemp("duckdb-template") / "forge.duckdb"
+    DuckDBStore(template, tenant_id="default").close()  # closed: checkpointed, no .wal beside it
+
+    def put(path: Path) -> Path:
+        shutil.copyfile(template, path)
+        return path
+
+    return put
+
+
 @pytest.fixture
-def make_forge(fake_model_server, tmp_path):
-    """Forge objects wired to the fake server; ``db="duckdb"`` uses a real file in tmp_path."""
+def make_forge(fake_model_server, tmp_path, migrated_duckdb):
+    """Forge objects wired to the fake server; ``db="duckdb"`` uses a real file in tmp_path
+    (migrated already, ``migrated_duckdb``)."""
     made: list[Forge] = []
 
     def make(db: str = ":memory:", protocol: str = "openai", model: str | None = None, **kw) -> Forge:
@@ -78,7 +111,10 @@ def make_forge(fake_model_server, tmp_path):
         kw.setdefault("retry", FAST_RETRY)
         kw.setdefault("builtin_tools", False)  # core tests pin the loop, not the builtins
         kw.setdefault("memory_dir", tmp_path / "memory")  # compaction logs there, not in cwd
-        path = str(tmp_path / "forge.duckdb") if db == "duckdb" else db
+        path = db
+        if db == "duckdb":
+            file = tmp_path / "forge.duckdb"
+            path = str(file if file.exists() else migrated_duckdb(file))
         forge = Forge(db=path, **kwargs, **kw)
         made.append(forge)
         return forge

@@ -26,17 +26,17 @@ from forge_jupyter.store.inmemory.store import MemoryDatabase, MemoryStore
 Database = Callable[[str], Store]
 
 
-def memory_backend(tmp_path: Path) -> Database:
+def memory_backend(tmp_path: Path, migrated: Callable[[Path], Path]) -> Database:
     db = MemoryDatabase()
     return lambda tenant: MemoryStore(db, tenant_id=tenant)
 
 
-def duckdb_backend(tmp_path: Path) -> Database:
-    path = tmp_path / "forge.duckdb"
+def duckdb_backend(tmp_path: Path, migrated: Callable[[Path], Path]) -> Database:
+    path = migrated(tmp_path / "forge.duckdb")  # a copy of one migrated once (tests/conftest.py)
     return lambda tenant: DuckDBStore(path, tenant_id=tenant, lock_timeout=10)
 
 
-BACKENDS: dict[str, Callable[[Path], Database]] = {
+BACKENDS: dict[str, Callable[[Path, Callable[[Path], Path]], Database]] = {
     "memory": memory_backend,
     "duckdb": duckdb_backend,
 }
@@ -65,7 +65,7 @@ def postgres_backend(request: pytest.FixtureRequest) -> Database:
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
     if request.param == "postgres":
         return postgres_backend(request)
-    return BACKENDS[request.param](tmp_path)
+    return BACKENDS[request.param](tmp_path, request.getfixturevalue("migrated_duckdb"))
 
 
 @pytest.fixture
