@@ -2,8 +2,8 @@
 // never received its record: the kernel sent it to a front end that was gone. When the chat
 // reads the session, each such cell gets the record back from the store (GET …/record) — a
 // cell of this notebook (by its cell id) that shows nothing, whose turn was prompted after
-// the file was last saved, and is done. A cell a person cleared after that save is left alone:
-// its prompt is older than the save.
+// the file was last saved, and is done. A cell a person cleared after that save is left alone
+// (its prompt is older than the save), and so is one whose text is no longer a %%forge cell.
 import { NotebookPanel } from '@jupyterlab/notebook';
 
 import { ForgeApi, IStoredMessage } from './api';
@@ -23,7 +23,10 @@ export class CellRecords {
     }
     for (const [cellId, prompt] of latest) {
       const cell = this.notebook.content.widgets.find(c => c.model.id === cellId);
-      if (!cell || cell.model.type !== 'code' || this.done.has(prompt.id)) {
+      // Only a cell that still holds a %%forge prompt: one a person rewrote since keeps its own
+      // (empty) outputs rather than another turn's record.
+      if (!cell || cell.model.type !== 'code' || this.done.has(prompt.id) ||
+          !/^%%forge(\s|$)/.test(cell.model.sharedModel.getSource())) {
         continue;
       }
       const model = cell.model as unknown as { outputs: { length: number; add(o: unknown): void } };
