@@ -340,13 +340,19 @@ def history(store: Store, session: Any, include_superseded: bool = False) -> pd.
     if not include_superseded:
         where.terms.append("visible_to_model")
     # the text of this session's messages only (the view leaves it out: over every timeline
-    # it would read every text part)
+    # it would read every text part). A person's prompt reads as they wrote it: the notes
+    # the harness attached to it (the notebook context, synthetic) are left out, while a
+    # message the harness wrote alone (compaction's "continue") keeps its text.
     sql = f"""
         WITH h AS (SELECT * FROM timeline {where.sql()}),
         x AS (
             SELECT message_id,
-                   string_agg(text, chr(10) || chr(10) ORDER BY part_id)
-                       FILTER (WHERE type = 'text') AS text,
+                   coalesce(
+                       string_agg(text, chr(10) || chr(10) ORDER BY part_id) FILTER (
+                           WHERE type = 'text'
+                             AND NOT coalesce(TRY_CAST(data ->> '$.synthetic' AS BOOLEAN), false)),
+                       string_agg(text, chr(10) || chr(10) ORDER BY part_id)
+                           FILTER (WHERE type = 'text')) AS text,
                    count(*) FILTER (WHERE type = 'tool') AS tool_calls
             FROM parts
             WHERE type IN ('text', 'tool') AND message_id IN (SELECT message_id FROM h)

@@ -317,3 +317,23 @@ def test_a_tenant_sees_only_its_own_rows(run):
             "default"}, view
     with pytest.raises(NotFound):
         run.forge.history(theirs)
+
+
+def test_history_reads_a_prompt_as_the_person_wrote_it_without_the_harness_note(make_forge, fake_model_server):
+    """The notebook's context note rides on the person's prompt as a synthetic part: the model
+    reads it, the history's text is what the person typed (on DuckDB, through the real SQL)."""
+    import asyncio
+
+    from forge_jupyter.session.prompt import prompt_async
+    from forge_jupyter.testing import Turn
+
+    server = fake_model_server  # the one make_forge talks to (this folder's `server` is another)
+    server.add(Turn.text("Paris."))
+    forge = make_forge(db="duckdb")
+    session = forge.session("noted")
+    note = "[Notebook context: sales.ipynb, 12 cells; this prompt is cell #3]"
+    asyncio.run(prompt_async(session, "Capital of France?", context=note))
+    texts = forge.history(session).text.tolist()
+    assert texts == ["Capital of France?", "Paris."]
+    sent = json.dumps(server.requests[-1].body)
+    assert "Capital of France?" in sent and "sales.ipynb, 12 cells" in sent
