@@ -21,6 +21,7 @@ never Playwright's download.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -177,3 +178,16 @@ def screenshots(tmp_path: Path) -> Path:
         DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         return DOCS_SCREENSHOTS
     return tmp_path
+
+
+@pytest.fixture
+def labextension_disabled(lab: Lab) -> Iterator[None]:
+    """This page without the labextension (as ``jupyter labextension disable forge-jupyter``):
+    the widget renders with the standalone bundle the kernel sends."""
+    page_config = lab.config_dir / "labconfig" / "page_config.json"
+    page_config.parent.mkdir(parents=True, exist_ok=True)
+    page_config.write_text(json.dumps({"disabledExtensions": {"forge-jupyter": True}}))
+    try:
+        yield
+    finally:
+        page_config.unlink()

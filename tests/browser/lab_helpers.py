@@ -314,3 +314,15 @@ def set_theme(page: Any, name: str, light: bool) -> None:
     page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
     page.wait_for_timeout(500)  # the theme's CSS is applied after the flag flips
+
+
+THEMES = (("light", "JupyterLab Light", True), ("dark", "JupyterLab Dark", False))
+
+
+def in_both_themes(page: Any) -> Iterator[str]:
+    """JupyterLab's light theme, then its dark one (yielding ``"light"``/``"dark"`` for the
+    pictures' names); the page is back in the light theme when the loop ends."""
+    for suffix, name, light in THEMES:
+        set_theme(page, name, light)
+        yield suffix
+    set_theme(page, "JupyterLab Light", True)

@@ -5,35 +5,22 @@ turns"), then the live ones — each turn once. In a real JupyterLab and Chromiu
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 
 from forge_jupyter.testing import Turn
-from tests.browser.lab_helpers import NotebookPage, forge_cell, set_theme
+from tests.browser.lab_helpers import MAX_SCREENSHOT_BYTES, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
 
 LOAD = "%load_ext forge_jupyter"
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "screenshots"
-MAX_BYTES = 200_000
-
-
-def shots_dir(tmp_path: Path) -> Path:
-    if os.environ.get("FORGE_WRITE_SCREENSHOTS") == "1":
-        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return DOCS_SCREENSHOTS
-    return tmp_path
-
-
 def earlier_texts(panel: PanelPage) -> list[str]:
     return panel.tid("panel-earlier-exchange").all_inner_texts()
 
 
-def test_a_panel_opened_after_a_cell_ran_shows_its_prompt_and_answer(page, lab, script, tmp_path):
+def test_a_panel_opened_after_a_cell_ran_shows_its_prompt_and_answer(page, lab, script, screenshots):
     script.add(Turn.text("Paris is the capital of France."))
     lab.write_notebook("earlier.ipynb", [LOAD, forge_cell("What is the capital of France?")])
     nb = NotebookPage(page, lab, "earlier.ipynb").open()
@@ -74,14 +61,10 @@ def test_a_panel_opened_after_a_cell_ran_shows_its_prompt_and_answer(page, lab, 
     assert "And of Italy?" in texts[1] and "Rome is the capital of Italy." in texts[1]
     assert not panel.tid("panel-load-earlier").is_visible()  # the whole session is shown
 
-    shots = shots_dir(tmp_path)
-    for theme, light, name in (("JupyterLab Light", True, "panel-earlier-light"),
-                               ("JupyterLab Dark", False, "panel-earlier-dark")):
-        set_theme(page, theme, light)
-        path = shots / f"{name}.png"
+    for theme in in_both_themes(page):
+        path = screenshots / f"panel-earlier-{theme}.png"
         panel.root.screenshot(path=str(path))
-        assert path.stat().st_size < MAX_BYTES
-    set_theme(page, "JupyterLab Light", True)
+        assert path.stat().st_size < MAX_SCREENSHOT_BYTES
     assert not page.forge_errors
 
 

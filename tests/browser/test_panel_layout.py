@@ -6,25 +6,26 @@ and a prompt sent while a cell runs shown as queued. In a real JupyterLab and Ch
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from forge_jupyter.testing import Turn, tool_call
-from tests.browser.lab_helpers import NOTE_TOOL, NotebookPage, forge_cell, set_theme
+from tests.browser.lab_helpers import (
+    MAX_SCREENSHOT_BYTES,
+    NOTE_TOOL,
+    NotebookPage,
+    forge_cell,
+    in_both_themes,
+)
 from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
 
 LOAD = "%load_ext forge_jupyter"
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "screenshots"
-MAX_BYTES = 200_000
 LOOKS = "(el) => { const s = getComputedStyle(el); return [s.backgroundColor, s.color, s.borderColor]; }"
 WIDTH = "(el) => el.getBoundingClientRect().width"
 
 
-def test_approval_buttons_look_alike_say_how_long_and_the_panel_keeps_its_width(page, lab, script, tmp_path):
+def test_approval_buttons_look_alike_say_how_long_and_the_panel_keeps_its_width(page, lab, script, screenshots):
     script.add(Turn([tool_call("write_note", {"text": "hello"})]), Turn.text("Wrote it."))
     lab.write_notebook("layout.ipynb", [LOAD, NOTE_TOOL, forge_cell("Note hello.")])
     nb = NotebookPage(page, lab, "layout.ipynb").open()
@@ -47,15 +48,10 @@ def test_approval_buttons_look_alike_say_how_long_and_the_panel_keeps_its_width(
     # The pickers share their row instead of a third of it each.
     assert panel.tid("panel-model").evaluate(WIDTH) >= 0.4 * panel.root.evaluate(WIDTH) - 24
 
-    shots = DOCS_SCREENSHOTS if os.environ.get("FORGE_WRITE_SCREENSHOTS") == "1" else tmp_path
-    shots.mkdir(parents=True, exist_ok=True)
-    for theme, light, name in (("JupyterLab Light", True, "panel-approval-buttons-light"),
-                               ("JupyterLab Dark", False, "panel-approval-buttons-dark")):
-        set_theme(page, theme, light)
-        path = shots / f"{name}.png"
+    for theme in in_both_themes(page):
+        path = screenshots / f"panel-approval-buttons-{theme}.png"
         page.screenshot(path=str(path))
-        assert path.stat().st_size < MAX_BYTES
-    set_theme(page, "JupyterLab Light", True)
+        assert path.stat().st_size < MAX_SCREENSHOT_BYTES
     in_panel.click()
     nb.wait_idle(2)
 

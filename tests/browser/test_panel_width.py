@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
-from tests.browser.lab_helpers import MAX_SCREENSHOT_BYTES, NotebookPage, forge_cell, set_theme
+from tests.browser.lab_helpers import MAX_SCREENSHOT_BYTES, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
@@ -85,13 +85,10 @@ def test_the_panel_opens_wide_enough_keeps_its_words_and_leaves_the_notebook_roo
     panel.wait_turn_done(panel.turns().first, timeout=60)
     assert_readable(panel, tool)
 
-    for theme, light, name in (("JupyterLab Light", True, "panel-width-light"),
-                               ("JupyterLab Dark", False, "panel-width-dark")):
-        set_theme(page, theme, light)
-        path = screenshots / f"{name}.png"
+    for theme in in_both_themes(page):
+        path = screenshots / f"panel-width-{theme}.png"
         page.screenshot(path=str(path))
         assert path.stat().st_size < MAX_SCREENSHOT_BYTES
-    set_theme(page, "JupyterLab Light", True)
 
     # Dragged as wide as the window allows: the notebook keeps its minimum.
     before = panel.root.evaluate(WIDTH)

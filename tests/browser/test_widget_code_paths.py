@@ -13,9 +13,7 @@ The labextension is disabled for one page by JupyterLab's own page config
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,16 +28,6 @@ WORDS = " ".join(f"word{i}" for i in range(100))
 HAS_RENDERER = "() => !!globalThis[Symbol.for('forge-jupyter.render')]"
 INJECTED_CSS = "() => !!document.getElementById('forge-jupyter-css')"
 
-
-@pytest.fixture
-def labextension_disabled(lab: Lab) -> Iterator[None]:
-    page_config = lab.config_dir / "labconfig" / "page_config.json"
-    page_config.parent.mkdir(parents=True, exist_ok=True)
-    page_config.write_text(json.dumps({"disabledExtensions": {"forge-jupyter": True}}))
-    try:
-        yield
-    finally:
-        page_config.unlink()
 
 
 def styled(page) -> bool:
