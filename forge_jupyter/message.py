@@ -316,8 +316,14 @@ class Message(_Row):
 
     @property
     def text(self) -> str:
-        """The message's text parts joined, as a person would read it."""
-        return "\n\n".join(p.text for p in self.parts if p.type == "text" and p.text)
+        """The message's text parts joined, as a person would read it. A prompt is the words
+        its person wrote, without the notes the harness attached to it for the model (synthetic,
+        such as the notebook context); a prompt the harness wrote alone keeps its own. An
+        answer keeps its notes ("Cut off at the output limit …"): they are for the person."""
+        texts = [p for p in self.parts if isinstance(p, TextPart) and p.text]
+        own = [p for p in texts if not p.synthetic] if self.role == "user" else texts
+        own = own or texts
+        return "\n\n".join(p.text for p in own)
 
     @property
     def replay(self) -> ReplayMark | None:

@@ -119,13 +119,15 @@ class NotebookForge:
                           live_cells if self.in_kernel else None)
 
     def context_note(self, origin: dict[str, Any]) -> str | None:
-        """The note this prompt carries (cells/note.py), None when the setting is off; the
-        next one then counts runs from this cell on."""
+        """The note this prompt carries (cells/note.py), None when the setting is off or no
+        notebook is there (a terminal); the next one then counts runs from this cell on."""
         from ..scrub import Scrubber
         from .cells.note import SavedIndex, context_note
 
         note = None
-        if self.config.notebook_context:
+        # Only in a notebook's kernel: terminal IPython and `ipython script.ipy` have no
+        # notebook around them to describe.
+        if self.config.notebook_context and self.in_kernel:
             self._saved_index = self._saved_index or SavedIndex()
             note = context_note(self.notebook_path, origin, self.run_log, self._saved_index,
                                 Scrubber.from_environment())

@@ -101,3 +101,21 @@ def forge_kernel(api_base: str, root: Any, env: dict[str, str] | None = None, *,
     loaded = k.run("%load_ext forge_jupyter")
     assert loaded.status == "ok", loaded.text
     return k
+
+
+# How the notebook context note begins (forge_jupyter/notebook/cells/note.py): a notebook
+# kernel's prompt carries it after the person's words.
+NOTE_START = "\n\n[Notebook context, written by forge:"
+
+
+def person_text(content: str) -> str:
+    """A user message's text as the model got it, less the notebook context note: the
+    person's words exactly (the note, when there, is whole and last)."""
+    words, found, note = content.partition(NOTE_START)
+    assert not found or note.endswith("]"), content
+    return words
+
+
+def prompt_sent(request: Any) -> str:
+    """The person's words in a request's last user message (``person_text``)."""
+    return person_text(request.messages[-1]["content"])

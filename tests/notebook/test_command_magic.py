@@ -10,7 +10,7 @@ import time
 import pytest
 
 from forge_jupyter.testing import Turn, delay, text
-from tests.notebook.nb_kernel import forge_kernel, usage_error
+from tests.notebook.nb_kernel import forge_kernel, person_text, usage_error
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,8 @@ def kernel(model_server, root):
 
 
 def user_text(request) -> str:
-    return "\n".join(m.get("content") or "" for m in request.messages if m["role"] == "user")
+    return "\n".join(person_text(m.get("content") or "") for m in request.messages
+                     if m["role"] == "user")
 
 
 def test_a_command_cell_fills_the_template_and_appends_the_cell(kernel, server):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from forge_jupyter.testing import Turn, tool_call
-from tests.notebook.nb_kernel import forge_kernel, usage_error
+from tests.notebook.nb_kernel import forge_kernel, person_text, prompt_sent, usage_error
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_a_forge_cell_answers_and_its_value_is_the_message(kernel, server):
     assert "Hello from the model." in value["text/html"]
     check = kernel.run("print(type(_).__name__, _.status, _.text)")
     assert check.stdout.strip() == "Message completed Hello from the model."
-    assert server.requests[-1].messages[-1]["content"] == "Say hello"
+    assert prompt_sent(server.requests[-1]) == "Say hello"
 
 
 def test_variables_are_interpolated_and_double_braces_escape(kernel, server):
@@ -44,7 +44,7 @@ def test_variables_are_interpolated_and_double_braces_escape(kernel, server):
     kernel.run("city = 'Lima'")
     r = kernel.run("%%forge\nWeather in {city}? Format as {{json}}.")
     assert r.status == "ok", r.error
-    assert server.requests[-1].messages[-1]["content"] == "Weather in Lima? Format as {json}."
+    assert prompt_sent(server.requests[-1]) == "Weather in Lima? Format as {json}."
 
 
 def test_an_unknown_variable_is_a_usage_message_not_a_traceback(kernel, server):
@@ -78,10 +78,10 @@ def test_session_options_new_and_use(kernel, server):
     assert kernel.run("%%forge --new -s project-x\nfirst").status == "ok"
     assert kernel.run("%%forge\nsecond").status == "ok"  # the current session: project-x
     first, second = server.requests[n].messages, server.requests[n + 1].messages
-    assert [m["content"] for m in second if m["role"] == "user"] == ["first", "second"]
+    assert [person_text(m["content"]) for m in second if m["role"] == "user"] == ["first", "second"]
     kernel.run("%forge new other")
     assert kernel.run("%%forge\nfresh").status == "ok"
-    assert [m["content"] for m in server.requests[n + 2].messages if m["role"] == "user"] == ["fresh"]
+    assert [person_text(m["content"]) for m in server.requests[n + 2].messages if m["role"] == "user"] == ["fresh"]
     assert len(first) < len(second)
     r = kernel.run("%forge use project-x")
     assert "project-x" in r.stdout

@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
+from tests.notebook.nb_kernel import prompt_sent
 from tests.notebook.replay_nb import notebook, run, shown
 
 # A kernel (nbclient, twice for a replay) per test, on purpose: out of the inner loop.
@@ -64,7 +65,7 @@ def test_a_changed_prompt_asks_the_model_and_so_do_the_cells_after_it(tmp_path, 
     second = run(nb, tmp_path, server.openai_base)
     # the second cell's prompt is unchanged, but what comes before it is not: live too
     assert len(server.requests) == 4
-    assert [r.messages[-1]["content"] for r in server.requests[2:]] == ["Say hello.", "Say bye."]
+    assert [prompt_sent(r) for r in server.requests[2:]] == ["Say hello.", "Say bye."]
     assert "Replayed" not in shown(second.cells[1]) + shown(second.cells[2])
     assert any("Hello." in str(m.get("content")) for m in server.requests[3].messages)
 

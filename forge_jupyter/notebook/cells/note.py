@@ -46,7 +46,7 @@ def _run(r: RunRecord) -> str:
 def context_note(path: str | None, origin: dict[str, Any], log: RunLog, index: SavedIndex,
                  scrub: Scrub) -> str:
     """The note for a prompt from ``origin`` (the cell's id and execution count)."""
-    name = os.path.basename(path) if path else "an unsaved notebook"
+    name = os.path.basename(path) if path else "(not saved yet, no file name)"
     ids = index.ids(path) if path else None
     where = f"Notebook {name}" + (f", {len(ids)} cells (as last saved)" if ids is not None else "")
     lines = [f"[Notebook context, written by forge: {where}."]
