@@ -9,14 +9,12 @@ Writes light and dark pictures of both (docs/_static/screenshots/ with FORGE_WRI
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from forge_jupyter.testing import Turn, tool_call
-from tests.browser.lab_helpers import MAX_SCREENSHOT_BYTES, Lab, NotebookPage, forge_cell, set_theme
+from tests.browser.lab_helpers import MAX_SCREENSHOT_BYTES, NotebookPage, forge_cell, set_theme
 from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
@@ -80,6 +78,12 @@ def check_code(where: str, view, highlighted: bool = True) -> None:
     block = args.locator("[data-testid=code]")
     if highlighted:
         block.locator(".forge-code-line span[class]").first.wait_for()
+    # The person scrolls up to the call's head (a wheel first: the panel's chat follows its
+    # end until its reader moves it), as they would to read it.
+    box, height = view.bounding_box(), view.page.viewport_size["height"]
+    top, bottom = max(box["y"], 0), min(box["y"] + box["height"], height)
+    view.page.mouse.move(box["x"] + 20, (top + bottom) / 2)  # over the view's visible part
+    view.page.mouse.wheel(0, -40)
     block.scroll_into_view_if_needed()
     block.evaluate("(b) => b.closest('.forge-tool').scrollIntoView({block: 'start'})")
     got = block.evaluate(MEASURE)
@@ -158,18 +162,6 @@ def test_a_pending_python_call_shows_its_code_open_highlighted_head_and_tail(pag
         assert 0 < size < MAX_SCREENSHOT_BYTES, (name, size)
     assert not page.forge_errors
 
-
-@pytest.fixture
-def labextension_disabled(lab: Lab) -> Iterator[None]:
-    """This page without the labextension (as `jupyter labextension disable forge-jupyter`):
-    the widget renders with the standalone bundle the kernel sends."""
-    page_config = lab.config_dir / "labconfig" / "page_config.json"
-    page_config.parent.mkdir(parents=True, exist_ok=True)
-    page_config.write_text(json.dumps({"disabledExtensions": {"forge-jupyter": True}}))
-    try:
-        yield
-    finally:
-        page_config.unlink()
 
 
 def test_without_the_labextension_the_code_is_open_plain_and_unwrapped(page, lab, script, labextension_disabled):
