@@ -152,8 +152,7 @@ class ToolPart(_PartBase):
         """→ completed, with what the model reads of the result and the files it changed."""
         self._leave("completed")
         self.state, self.output, self.title, self.time_end = "completed", output, title, now() if at is None else at
-        self.metadata.update(metadata or {})
-        self.metadata.update(changes_json(changes))
+        self.metadata.update({**(metadata or {}), **changes_json(changes)})
         return self
 
     def fail(self, error: str, *, at: float | None = None, doom_loop: bool = False,
@@ -162,8 +161,7 @@ class ToolPart(_PartBase):
         it starts and ends at once). ``doom_loop``: the same call once too often (stops the run)."""
         self._leave("error")
         self.state, self.error, self.time_end = "error", error, now() if at is None else at
-        self.metadata.update(metadata)
-        self.metadata.update({"doom_loop": True} if doom_loop else {})
+        self.metadata.update({**metadata, **({"doom_loop": True} if doom_loop else {})})
         if self.time_start is None:
             self.time_start = self.time_end
         return self
@@ -184,8 +182,7 @@ class ToolPart(_PartBase):
         return ReplayedCall.read(self.metadata.get("replay"))
 
     def interrupt(self, error: str, *, at: float | None = None) -> ToolPart:
-        """→ error, closed from outside (a stop, a crashed runner): a call that never started
-        keeps no start."""
+        """→ error, closed from outside (a stop, a crashed runner); unstarted, it keeps no start."""
         self._leave("error")
         self.state, self.error, self.time_end = "error", error, now() if at is None else at
         return self
@@ -316,13 +313,10 @@ class Message(_Row):
 
     @property
     def text(self) -> str:
-        """The message's text parts joined, as a person would read it. A prompt is the words
-        its person wrote, without the notes the harness attached to it for the model (synthetic,
-        such as the notebook context); a prompt the harness wrote alone keeps its own. An
-        answer keeps its notes ("Cut off at the output limit …"): they are for the person."""
+        """The text parts joined as a person reads them: a prompt without the harness's notes
+        for the model (the notebook context) unless it has nothing else; an answer with its own."""
         texts = [p for p in self.parts if isinstance(p, TextPart) and p.text]
-        own = [p for p in texts if not p.synthetic] if self.role == "user" else texts
-        own = own or texts
+        own = [p for p in texts if not p.synthetic or self.role != "user"] or texts
         return "\n\n".join(p.text for p in own)
 
     @property
