@@ -64,7 +64,11 @@ def summarize_error(exc: BaseException, shell: Any = None) -> ErrorSummary:
     for f in stack[-TRACEBACK_FRAMES:]:
         code = f" → {f.line.strip()[:200]}" if f.line else ""
         frames.append(f"{_where(f.filename, shell)}, line {f.lineno}, in {f.name}{code}")
-    value = " ".join(str(exc).split())
+    try:  # the message is the cell's code's: any size, and its __str__ may itself raise
+        text = str(exc)[:2000]
+    except Exception as err:  # noqa: BLE001 - an IPython event hook must not raise
+        text = f"(its message could not be read: {type(err).__name__})"
+    value = " ".join(text.split())
     return ErrorSummary(type(exc).__name__, value[:500] + ("…" if len(value) > 500 else ""),
                         frames)
 
