@@ -133,7 +133,7 @@ def _same(a: str, b: str) -> bool:
 FORGE_CALL = re.compile(r"^await get_ipython\(\)\._forge_magics\.run_cell\((.*)\)\s*$", re.S)
 
 
-LINE_MAGIC = re.compile(r"^(\s*)get_ipython\(\)\.run_line_magic\(('[^'\n]*'), ('[^'\n]*')\)$", re.M)
+LINE_MAGIC = re.compile(r"^([ \t]*)get_ipython\(\)\.run_line_magic\(('[^'\n]*'), ('[^'\n]*')\)$", re.M)
 
 
 def _line_magic(m: re.Match[str]) -> str:
