@@ -268,11 +268,15 @@ class PanelNotice(TypedDict):
 
 class ReadCells(TypedDict):
     """The kernel asks for the notebook's cells as the page holds them (notebook_read): the
-    page answers with ``cells``, each output's data cut to ``max_chars`` characters."""
+    page answers with ``cells``, each output's data cut to ``max_chars`` characters. With
+    ``image_ids`` it answers with those cells only, their raster images (``image/*`` but SVG)
+    cut to ``image_chars`` instead: the images a read shows a vision model, fetched whole."""
 
     kind: Literal["read-cells"]
     request_id: str
     max_chars: int
+    image_ids: NotRequired[list[str]]
+    image_chars: NotRequired[int]
 
 
 PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -226,15 +226,21 @@ class PanelHub:
 
     # -- the live document (notebook_read, notebook/cells/) -------------------------------
 
-    def request_cells(self, max_chars: int) -> Future[list[Any]] | None:
+    def request_cells(self, max_chars: int, image_ids: Sequence[str] = (),
+                      image_chars: int = 0) -> Future[list[Any]] | None:
         """Ask the attached pages for the notebook's cells (the first answer wins: a page
-        left open elsewhere may be gone); None when no page can answer."""
+        left open elsewhere may be gone), or for the cells ``image_ids`` with their images
+        whole up to ``image_chars``; None when no page can answer."""
         if not self._attached:
             return None
         request_id = "cells_" + secrets.token_hex(8)
         future: Future[list[Any]] = Future()
         self._cell_requests[request_id] = future
-        self._publish({"kind": "read-cells", "request_id": request_id, "max_chars": max_chars})
+        ask: dict[str, Any] = {"kind": "read-cells", "request_id": request_id,
+                               "max_chars": max_chars}
+        if image_ids:
+            ask.update(image_ids=list(image_ids), image_chars=image_chars)
+        self._publish(ask)
         return future
 
     def forget_cells(self, future: Future[list[Any]]) -> None:

@@ -9,26 +9,36 @@ and the kernel's history. The tool only names the arguments and asks the run's
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult
+from .base import ShownImage, Tool, ToolContext, ToolResult
 
 FLAG = "notebook"
+
+
+@dataclass(frozen=True)
+class NotebookReading:
+    """What one read returns: the text, its title, and the images of the outputs it shows."""
+
+    text: str
+    title: str
+    images: list[ShownImage] = field(default_factory=list)
 
 
 class NotebookReader(Protocol):
     """Reads the current notebook for one call (``notebook.cells.reader.CellReader`` is it)."""
 
-    async def read(self, args: dict[str, Any]) -> tuple[str, str]: ...  # (text, title)
+    async def read(self, args: dict[str, Any]) -> NotebookReading: ...
 
 
 async def run_notebook_read(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if ctx.notebook is None:
         raise ToolError("There is no notebook here: notebook_read works in a Jupyter kernel "
                         "with %load_ext forge_jupyter.")
-    text, title = await ctx.notebook.read(args)
-    return ToolResult(text, title=title)
+    reading = await ctx.notebook.read(args)
+    return ToolResult(reading.text, title=reading.title, images=reading.images)
 
 
 def notebook_read_tool() -> Tool:
@@ -38,7 +48,8 @@ def notebook_read_tool() -> Tool:
         description=(
             "Read the notebook you run in: with no arguments, list its cells (position #, type, "
             "id, In [N], whether and when it ran, failed or not, first line); else read cells "
-            "with their source and outputs (text, tables as text, HTML as text, images noted, "
+            "with their source and outputs (text, tables as text, HTML as text, images noted "
+            "and, for a model that takes images, sent with the result, "
             "errors with their traceback), chosen by `index`, a `start`–`end` range, `id`, "
             "`execution_count` (In [N]) or `search` (text in sources and outputs). Says whether "
             "it read the live page or the saved file, and where a length budget cut something. "

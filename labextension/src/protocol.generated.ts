@@ -266,11 +266,13 @@ export interface QuestionRequest {
   options: string[];
 }
 
-/** The kernel asks for the notebook's cells as the page holds them (notebook_read): the page answers with `cells`, each output's data cut to `max_chars` characters. */
+/** The kernel asks for the notebook's cells as the page holds them (notebook_read): the page answers with `cells`, each output's data cut to `max_chars` characters. With `image_ids` it answers with those cells only, their raster images (`image/*` but SVG) cut to `image_chars` instead: the images a read shows a vision model, fetched whole. */
 export interface ReadCells {
   kind: "read-cells";
   request_id: string;
   max_chars: number;
+  image_ids?: string[];
+  image_chars?: number;
 }
 
 /** The view rendered: send a snapshot. */

@@ -129,3 +129,66 @@ def test_plan_mode_reads_an_unsaved_notebook_from_the_kernels_history(unsaved_pl
     assert "Read from this kernel's history only" in result
     assert "the notebook has not been saved yet" in result
     assert "total = sum(range(10))" in result and "45" in result
+
+
+def _png(side: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (side, side // 2), (200, 30, 30)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _image_urls(request: Any) -> list[str]:
+    return [c["image_url"]["url"] for m in request.messages if isinstance(m.get("content"), list)
+            for c in m["content"] if c.get("type") == "image_url"]
+
+
+@pytest.fixture(scope="module")
+def saved_chart(tmp_path_factory) -> FakeModelServer:
+    """A notebook opened with a chart in its saved outputs (that cell not run in this kernel):
+    a vision model's notebook_read gets the chart as an image, a model without vision only its
+    text line."""
+    import base64
+
+    root = tmp_path_factory.mktemp("chart")
+    png = base64.b64encode(_png(400)).decode()
+    chart = nbformat.v4.new_code_cell("df.plot()", execution_count=7, outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Axes>"},
+                               metadata={"image/png": {"width": 400, "height": 200}})])
+    asks = ["%%forge\nWhat does the chart show?",
+            "%%forge -m openai/gpt-3.5-turbo --new\nAnd without eyes?"]
+    saved = notebook()
+    saved.cells += [chart] + [nbformat.v4.new_code_cell(a) for a in asks]
+    nbformat.write(saved, root / "analysis.ipynb")
+    with FakeModelServer() as server:
+        server.add(Turn([tool_call("notebook_read", {"index": 1})]), Turn.text("A red band."),
+                   Turn([tool_call("notebook_read", {"index": 1})]), Turn.text("A chart."))
+        run(notebook(*asks), root, server.openai_base)
+        return server
+
+
+def test_a_saved_chart_reaches_a_vision_model_as_an_image(saved_chart):
+    import base64
+    import io
+
+    from PIL import Image
+
+    after_read = saved_chart.requests[1]
+    [result] = [m["content"] for m in after_read.messages if m["role"] == "tool"]
+    assert "not run in this kernel (saved output)" in result
+    assert "[image/png 400×200" in result  # its text line, for any model
+    assert "go with this result, in order, to a model that takes images: image/png 400×200 " \
+        "from cell #1" in result
+    [url] = _image_urls(after_read)
+    assert Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size == (400, 200)
+
+
+def test_a_model_without_vision_gets_the_charts_text_line_only(saved_chart):
+    after_read = saved_chart.requests[3]
+    assert after_read.model.endswith("gpt-3.5-turbo")
+    [result] = [m["content"] for m in after_read.messages if m["role"] == "tool"]
+    assert "[image/png 400×200" in result
+    assert _image_urls(after_read) == []

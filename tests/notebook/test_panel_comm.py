@@ -480,3 +480,59 @@ def test_notebook_read_falls_back_to_the_history_when_the_page_does_not_answer(k
     result = _notebook_read_result(server)
     assert "the page did not send its cells within 3 s" in result
     assert "Read from this kernel's history only" in result  # no saved file in this kernel
+
+
+def _noise_png(side: int = 300) -> bytes:
+    """A PNG that does not compress: its base64 is longer than the page's 100,000 characters."""
+    import io
+    import os
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _image_parts(request) -> list[str]:
+    """The image parts (data URLs) the request's messages after the last assistant one carry."""
+    tail = request.messages[max(i for i, m in enumerate(request.messages) if m["role"] == "assistant"):]
+    return [c["image_url"]["url"] for m in tail if isinstance(m.get("content"), list)
+            for c in m["content"] if c.get("type") == "image_url"]
+
+
+def test_notebook_read_sends_a_pages_chart_whole_to_a_vision_model(kernel, server, panel):
+    import base64
+
+    png = base64.b64encode(_noise_png()).decode()
+    assert len(png) > 100_000
+    server.add(Turn([tool_call("notebook_read", {"index": 0})]), Turn.text("A noisy square."))
+    asked: list[dict[str, Any]] = []
+
+    def cell(data: str) -> dict[str, Any]:
+        return {"cell_type": "code", "id": "c-chart", "source": "show(noise)", "metadata": {},
+                "execution_count": 3, "outputs": [
+                    {"output_type": "display_data", "metadata": {},
+                     "data": {"image/png": data, "text/plain": "<Figure size 300x300>"}}]}
+
+    def answer(comm_id: str, data: dict[str, Any]) -> None:
+        if data["kind"] == "read-cells" and comm_id == panel:
+            asked.append(data)
+            # as the page does (liveCells.ts): data cut to max_chars, images whole when asked
+            whole = "c-chart" in data.get("image_ids", [])
+            value = png[:data["image_chars"]] if whole else png[:data["max_chars"]]
+            kernel.send(panel, {"type": "cells", "request_id": data["request_id"],
+                                "cells": [cell(value)]}, wait=False)
+
+    r = kernel.run("%%forge\nWhat does the chart show?", on_comm=answer)
+    assert r.status == "ok", r.text
+    assert [a.get("image_ids") for a in asked] == [None, ["c-chart"]]  # the second: for its image
+    result = _notebook_read_result(server)
+    assert "[image/png" in result and "from cell #0" in result
+    assert "go with this result, in order, to a model that takes images" in result
+    [url] = _image_parts(server.requests[-1])  # gpt-4o-mini takes images
+    sent = base64.b64decode(url.split(",", 1)[1])
+    from PIL import Image
+    import io
+
+    assert Image.open(io.BytesIO(sent)).size[0] > 0  # a whole image, decoded and re-encoded

@@ -8,17 +8,18 @@ the comm's messages meanwhile, and the answer resolves a thread-safe future.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
-from .budget import LIVE_OUTPUT_CHARS, LIVE_WAIT
+from .budget import LIVE_IMAGE_CHARS, LIVE_OUTPUT_CHARS, LIVE_WAIT
 
 
-async def live_cells() -> list[Any] | str | None:
-    """The page's cells; None when no page with the extension is attached; a str saying why
-    when one is but did not answer."""
+async def live_cells(image_ids: Sequence[str] = ()) -> list[Any] | str | None:
+    """The page's cells (with ``image_ids``: those cells, their images whole); None when no
+    page with the extension is attached; a str saying why when one is but did not answer."""
     from ..panel import HUB
 
-    future = HUB.request_cells(LIVE_OUTPUT_CHARS)
+    future = HUB.request_cells(LIVE_OUTPUT_CHARS, image_ids, LIVE_IMAGE_CHARS)
     if future is None:
         return None
     try:

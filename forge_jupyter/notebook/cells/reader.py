@@ -8,12 +8,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...scrub import Scrubber
-from .document import NotebookDoc, read_document
+from ...tools.notebook_read import NotebookReading
+from .document import Cell, NotebookDoc, read_document
+from .images import cell_images, images_line, shown_images
 from .render import Address, render
 from .run_log import RunLog
 
-# the page's cells (nbformat dicts); None: no page; a str: why the page did not answer
-LiveCells = Callable[[], Awaitable[list[Any] | str | None]]
+# the page's cells (nbformat dicts; given ids, those cells with their images whole); None: no
+# page; a str: why the page did not answer
+LiveCells = Callable[..., Awaitable[list[Any] | str | None]]
 
 
 class CellReader:
@@ -30,11 +33,17 @@ class CellReader:
             doc.notes.insert(0, cells)
         return doc
 
-    async def read(self, args: dict[str, Any]) -> tuple[str, str]:
+    async def read(self, args: dict[str, Any]) -> NotebookReading:
         doc = await self.document()
         address = Address.of(args)
+        outputs = args.get("outputs", True) is not False
+        shown: list[Cell] = []
         text = await asyncio.to_thread(render, doc, address, Scrubber.from_environment(),
-                                       args.get("outputs", True) is not False)
+                                       outputs, shown)
         what = "cells" if address.listing else next(
             f"{k} {v}" for k, v in vars(address).items() if v is not None)
-        return text, f"{doc.name}: {what}"[:80]
+        found, total = cell_images(shown) if outputs else ([], 0)
+        images, notes = await shown_images(doc, found, self.live) if found else ([], [])
+        lines = [text, *notes, images_line(images, total) or ""]
+        return NotebookReading("\n".join(x for x in lines if x), f"{doc.name}: {what}"[:80],
+                               images)

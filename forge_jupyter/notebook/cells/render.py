@@ -141,8 +141,10 @@ def header(doc: NotebookDoc) -> str:
     return f"Notebook {doc.name}: {count} cells. Read from {doc.source}{notes}."
 
 
-def render(doc: NotebookDoc, address: Address, scrub: Scrub, outputs: bool = True) -> str:
-    """What one notebook_read call returns, within ``CALL_CHARS``."""
+def render(doc: NotebookDoc, address: Address, scrub: Scrub, outputs: bool = True,
+           shown: list[Cell] | None = None) -> str:
+    """What one notebook_read call returns, within ``CALL_CHARS``; the cells it printed whole
+    are appended to ``shown`` (their images go with the result: cells/images.py)."""
     lines = [header(doc)]
     if address.listing:
         cells = doc.cells
@@ -172,4 +174,6 @@ def render(doc: NotebookDoc, address: Address, scrub: Scrub, outputs: bool = Tru
             break
         lines.append(text)
         used += len(text) + 1
+        if shown is not None:
+            shown.append(cell)
     return "\n".join(lines)

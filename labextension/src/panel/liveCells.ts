@@ -19,7 +19,12 @@ function cutValue(value: unknown, max: number): unknown {
   return json.length > max ? `[${json.length} characters of JSON, cut by the page]` : text;
 }
 
-function cutOutput(output: unknown, max: number): unknown {
+/** A raster image's MIME type: its value is base64, useless cut (SVG is text, cut as text). */
+function raster(mime: string): boolean {
+  return mime.startsWith('image/') && mime !== 'image/svg+xml';
+}
+
+function cutOutput(output: unknown, max: number, imageMax: number): unknown {
   if (!output || typeof output !== 'object') {
     return output;
   }
@@ -30,7 +35,7 @@ function cutOutput(output: unknown, max: number): unknown {
   if (o.data && typeof o.data === 'object') {
     const data: Record<string, unknown> = {};
     for (const [mime, value] of Object.entries(o.data as Record<string, unknown>)) {
-      data[mime] = cutValue(value, max);
+      data[mime] = cutValue(value, raster(mime) && imageMax ? imageMax : max);
     }
     o.data = data;
   }
@@ -40,18 +45,26 @@ function cutOutput(output: unknown, max: number): unknown {
   return o;
 }
 
-/** The notebook's cells, as the kernel's `read-cells` asked for them. */
-export function notebookCells(nb: NotebookPanel, maxChars: number): Record<string, unknown>[] {
+/** The notebook's cells, as the kernel's `read-cells` asked for them: all of them, or with
+ * `imageIds` those cells only, their raster images cut at `imageChars` instead. */
+export function notebookCells(nb: NotebookPanel, maxChars: number, imageIds: string[] = [],
+                              imageChars = 0): Record<string, unknown>[] {
   const model = nb.content.model;
   const cells: Record<string, unknown>[] = [];
   if (!model) {
     return cells;
   }
   const max = Math.max(0, Math.floor(maxChars)) || 100_000;
+  const wanted = new Set(imageIds);
+  const imageMax = wanted.size ? Math.max(0, Math.floor(imageChars)) : 0;
   for (let i = 0; i < Math.min(model.cells.length, MAX_CELLS); i++) {
-    const json = { ...(model.cells.get(i).toJSON() as unknown as Record<string, unknown>) };
+    const cell = model.cells.get(i);
+    if (wanted.size && !wanted.has(cell.id)) {
+      continue;
+    }
+    const json = { ...(cell.toJSON() as unknown as Record<string, unknown>) };
     if (Array.isArray(json.outputs)) {
-      json.outputs = json.outputs.map(o => cutOutput(o, max));
+      json.outputs = json.outputs.map(o => cutOutput(o, max, imageMax));
     }
     delete json.attachments; // pasted images in markdown: not the kernel's to read
     cells.push(json);
@@ -63,7 +76,7 @@ export function notebookCells(nb: NotebookPanel, maxChars: number): Record<strin
 export function answerReadCells(link: KernelLink, nb: NotebookPanel, msg: ReadCells): void {
   let cells: Record<string, unknown>[] = [];
   try {
-    cells = notebookCells(nb, msg.max_chars);
+    cells = notebookCells(nb, msg.max_chars, msg.image_ids ?? [], msg.image_chars ?? 0);
   } catch (err) {
     console.warn('forge panel: the notebook cells could not be read', err);
   }

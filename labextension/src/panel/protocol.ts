@@ -55,7 +55,11 @@ export function parse(data: unknown): KernelMessage | null {
     case 'notice':
       return { kind: 'notice', message: str(d.message), level: str(d.level) || 'info' };
     case 'read-cells':
-      return { kind: 'read-cells', request_id: str(d.request_id), max_chars: seq(d.max_chars) };
+      return {
+        kind: 'read-cells', request_id: str(d.request_id), max_chars: seq(d.max_chars),
+        image_ids: Array.isArray(d.image_ids) ? d.image_ids.filter((x): x is string => typeof x === 'string') : [],
+        image_chars: seq(d.image_chars)
+      };
     default:
       return null;
   }
