@@ -116,7 +116,11 @@ def image_bytes(output: dict[str, Any], mime: str, limit: int = 20 * 1024 * 1024
     data = output.get("data")
     if not isinstance(data, dict) or mime not in data:
         return None
-    raw = joined(data[mime])
+    value = data[mime]
+    if not (isinstance(value, str) or isinstance(value, list)
+            and all(isinstance(v, str) for v in value)):
+        return None  # not text: joined() would make JSON of it, and "null" is valid base64
+    raw = joined(value)
     if mime == "image/svg+xml":
         blob = raw.encode()
         return blob if len(blob) <= limit else None
