@@ -126,11 +126,13 @@ def test_an_interrupted_python_prompt_is_aborted_not_left_running(kernel, server
                                "api_base=os.environ['FORGE_API_BASE'], api_key='sk-fake')"
                                ".session('slow')\n"
                                "s.prompt('go slowly')")
-    deadline = time.monotonic() + 20
+    # The first Forge of this kernel imports litellm first: tens of seconds on a loaded machine
+    # (two pytest workers on two cores), so the wait for the request is long.
+    deadline = time.monotonic() + 120
     while not any("go slowly" in user_text(r) for r in server.requests):
         assert time.monotonic() < deadline, "the prompt never reached the server"
         time.sleep(0.1)
-    time.sleep(0.5)
+    time.sleep(2.0)  # the first half is read (the server pauses 8 s after it)
     kernel.km.interrupt_kernel()
     reply = kernel.reply(msg_id, timeout=30)
     assert reply["content"]["ename"] == "KeyboardInterrupt"

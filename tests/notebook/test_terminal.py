@@ -36,17 +36,21 @@ class Terminal:
 
     def __init__(self, env: dict[str, str], cwd: Path) -> None:
         self.name = f"forge-{uuid.uuid4().hex[:8]}"
+        # A tmux server of its own (-L): a session takes its environment from the server, not
+        # from the client that asks for it, so on a shared server (another test's, another
+        # pytest worker's) IPython would run with that test's FORGE_API_BASE.
+        self.tmux = ["tmux", "-L", self.name]
         command = f"{IPYTHON} --no-banner --colors=NoColor --no-confirm-exit"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "60",
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", "200", "-y", "60",
                         "-c", str(cwd), command], env=env, check=True)
 
     def keys(self, *keys: str) -> None:
         for k in keys:
-            subprocess.run(["tmux", "send-keys", "-t", self.name, k], check=True)
+            subprocess.run([*self.tmux, "send-keys", "-t", self.name, k], check=True)
             time.sleep(0.3)  # as a person types: each key is its own event
 
     def screen(self) -> str:
-        out = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name],
+        out = subprocess.run([*self.tmux, "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name],
                              capture_output=True, text=True, check=True).stdout
         return "\n".join(line.rstrip() for line in out.splitlines())
 
@@ -61,7 +65,7 @@ class Terminal:
             time.sleep(0.2)
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
 @pytest.fixture
