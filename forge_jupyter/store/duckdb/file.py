@@ -35,6 +35,11 @@ from .errors import check_header, path_error, translated
 from .schema import migrate
 
 CATALOG = "forge"  # the name the attached file goes by inside our instance
+# A new file is written in the storage format DuckDB 1.0 reads, so the DuckDB CLI, DBeaver/JDBC
+# and 1.x Python or Node clients people have open it too (2.x writes version 69, which 1.x
+# refuses). An existing file keeps the format it has: DuckDB cannot lower it (a 1.x-readable
+# copy of an older store: ``forge-jupyter copy old.duckdb new.duckdb``, docs/storage.md).
+STORAGE_VERSION = "v1.0.0"
 DUCKDB_CONFIG = {
     # never reach for the network: a file that looks like another format must fail, not
     # make DuckDB download a scanner extension for it
@@ -244,8 +249,12 @@ class DuckDBFile:
         target = str(self.path).replace("'", "''")
         delay = _BACKOFF_FIRST
         while True:
+            # asked only of a file not made yet (our flock is held: no other forge process
+            # makes it meanwhile); of an existing one DuckDB refuses a lower version
+            new = not self.path.exists() or self.path.stat().st_size == 0
+            version = f", STORAGE_VERSION '{STORAGE_VERSION}'" if new else ""
             try:
-                self._con.execute(f"ATTACH '{target}' AS {CATALOG} (TYPE DUCKDB)")
+                self._con.execute(f"ATTACH '{target}' AS {CATALOG} (TYPE DUCKDB{version})")
                 return
             except duckdb.Error as error:
                 if not _is_lock_error(error):
