@@ -8,6 +8,12 @@ call through litellm without sending it, and builds the notebook's Forge (the st
 and migrated). A cell that comes before it is done shows its live widget at once ("loading the
 model client…") and awaits the thread without blocking the kernel's event loop.
 
+The model client waits for a quiet kernel: it starts once no cell has run for ``QUIET``
+seconds (the person typing), once a cell of the person's own code has run for ``LONG_CELL``, or
+when a cell needs it — not while Run All replays recorded
+turns — a replayed cell asks no model, and an import competing with it on two cores made the
+first one after ``%load_ext`` take 12-17 s instead of under one.
+
 A failure here is only logged: the cell then does the same work itself and shows the error
 where it belongs.
 """
@@ -24,6 +30,8 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 LOADING = "Loading the model client (first call of this kernel)…"
+QUIET = 0.5  # seconds without a cell running before the model client loads unasked
+LONG_CELL = 2.0  # seconds a cell of the person's code runs before it loads beside it
 
 
 class Warmup:
@@ -34,6 +42,7 @@ class Warmup:
         self.core_future: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.timings: dict[str, float] = {}  # step → seconds, for benchmarks/bench_notebook.py
         self.thread: threading.Thread | None = None
+        self._needed = threading.Event()  # a cell waits for the model client: load it now
 
     @property
     def done(self) -> bool:
@@ -45,7 +54,9 @@ class Warmup:
         return self
 
     async def wait(self) -> None:
-        """Until the thread is done, without blocking the event loop; never raises."""
+        """Until the thread is done (the model client loaded now, if it waited for a quiet
+        kernel), without blocking the event loop; never raises."""
+        self._needed.set()
         if not self.future.done():
             await asyncio.wrap_future(self.future)
 
@@ -60,6 +71,7 @@ class Warmup:
             self._step("forge", _import_core)
             self._step("store", lambda: self.controller.warm())
             self.core_future.set_result(None)
+            self._step("quiet", self._until_quiet)
             self._step("litellm", _import_litellm)
             self._step("rehearsal", lambda: _rehearse(self.controller))
         except Exception:
@@ -69,6 +81,20 @@ class Warmup:
             for future in (self.core_future, self.future):
                 if not future.done():
                     future.set_result(None)
+
+    def _until_quiet(self) -> None:
+        """Until no cell has run for QUIET seconds, a cell of the person's own code has run
+        for LONG_CELL (a computation: loading beside it costs less than waiting after it), or
+        a cell needs the model client."""
+        runs = self.controller.run_log
+        while not self._needed.is_set():
+            running = runs.current()
+            if running is None and runs.idle_for() >= QUIET:
+                return
+            if running is not None and not running.forge \
+                    and time.time() - running.started >= LONG_CELL:
+                return
+            self._needed.wait(0.05)
 
     def _step(self, name: str, fn: Any) -> None:
         start = time.perf_counter()

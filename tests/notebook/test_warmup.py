@@ -40,7 +40,7 @@ def test_load_ext_returns_before_litellm_loads_and_a_first_cell_says_it_is_loadi
     assert "Hello, first cell." in first.results[0]["text/html"]
     done = kernel.run(CONTROLLER + "w = controller().warmup\nw.future.result(120)\n"
                       "print(sorted(w.timings), 'litellm' in sys.modules)")
-    assert done.stdout.strip() == "['forge', 'litellm', 'rehearsal', 'store', 'widget'] True"
+    assert done.stdout.strip() == "['forge', 'litellm', 'quiet', 'rehearsal', 'store', 'widget'] True"
     assert len(server.requests) == 1, "the warm-up's rehearsal sends nothing"
 
 

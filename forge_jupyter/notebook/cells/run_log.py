@@ -81,8 +81,11 @@ class RunLog:
         self.runs: list[RunRecord] = []
         self.last_turn_count: int | None = None  # the execution count of the last %%forge cell
         self._lock = threading.Lock()
+        self._installed = time.monotonic()
+        self._last_end: float | None = None  # of any execution, the %load_ext one included
 
     def install(self) -> None:
+        self._installed = time.monotonic()
         self.shell.events.register("pre_run_cell", self._pre)
         self.shell.events.register("post_run_cell", self._post)
 
@@ -108,6 +111,7 @@ class RunLog:
 
     def _post(self, result: Any) -> None:
         with self._lock:
+            self._last_end = time.monotonic()
             record = self.runs[-1] if self.runs else None
         if record is None or record.ended is not None:
             return
@@ -130,6 +134,17 @@ class RunLog:
         with self._lock:
             last = self.runs[-1] if self.runs else None
         return last if last is not None and last.ended is None else None
+
+    def idle_for(self) -> float:
+        """Seconds since the kernel last finished running a cell; 0 while one runs (the
+        %load_ext cell too, which began before this log could see it)."""
+        if self.current() is not None:
+            return 0.0
+        with self._lock:
+            end = self._last_end
+        if end is None:  # loaded by that cell, still running; or at start-up (--ext), none
+            return max(0.0, time.monotonic() - self._installed - 2.0)
+        return time.monotonic() - end
 
     def since_last_turn(self) -> list[RunRecord]:
         """The finished executions after the last forge turn (all of them before the first)."""
