@@ -40,15 +40,16 @@ class Psql:
         return [line.split("|") for line in self.stdout.splitlines() if line]
 
 
-def psql(dsn: str, sql: str, *, tuples: bool = True) -> Psql:
+def psql(dsn: str, sql: str, *, csv: bool = False) -> Psql:
     """Run ``sql`` in psql as the DSN's role (the password through PGPASSWORD, as a person
-    would keep it out of the command line); ``-v ON_ERROR_STOP=1``: the first error ends it."""
+    would keep it out of the command line); ``-v ON_ERROR_STOP=1``: the first error ends it.
+    The output is unaligned rows without a header (``-At``), or with ``csv`` a header and
+    the rows as CSV (values holding newlines or ``|`` stay whole)."""
     url = urlsplit(dsn)
     env = {**os.environ, "PGPASSWORD": unquote(url.password or ""), "PGTZ": "UTC",
            "PGOPTIONS": "", "LC_ALL": "C"}
     args = [psql_binary(), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", url.hostname or "",
             "-p", str(url.port), "-U", unquote(url.username or ""), "-d", url.path.lstrip("/")]
-    if tuples:
-        args.append("-At")
+    args.append("--csv" if csv else "-At")
     done = subprocess.run(args, input=sql, capture_output=True, text=True, env=env, timeout=60)
     return Psql(done.returncode, done.stdout, done.stderr)

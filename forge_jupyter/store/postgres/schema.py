@@ -53,7 +53,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ...errors import SchemaTooNew, StoreUnreadable
+from ...errors import ForgeError, SchemaTooNew, StoreUnreadable
 from ..base import DEFAULT_TENANT
 from ..location import POSTGRES_SCHEMES, is_postgres_url  # noqa: F401 - re-exported
 from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, TYPES, Migration, ddl
@@ -270,7 +270,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--read-only", metavar="ROLE", action="append", default=[],
                         help="a role for analysts (psql, a BI tool): reads only; repeat for more")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    found = migrate(args.owner_dsn, tuple(args.app_roles), readers=tuple(args.read_only))
+    import psycopg
+
+    try:
+        found = migrate(args.owner_dsn, tuple(args.app_roles), readers=tuple(args.read_only))
+    except (psycopg.Error, ForgeError) as error:  # a DBA's typo is a line, not a traceback
+        text = " ".join(str(error).split())
+        print(f"{parser.prog}: {text}; nothing was changed", file=sys.stderr)
+        return 1
     granted = [*args.app_roles, *(f"{r} (read-only)" for r in args.read_only)]
     print(f"schema version {found} -> {LATEST}; granted to {', '.join(granted) or 'no role'}")
     return 0
