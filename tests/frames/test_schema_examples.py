@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 import secrets
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from forge_jupyter.message import SessionInfo
 from forge_jupyter.store.postgres.schema import migrate
 from forge_jupyter.store.postgres.store import PostgresStore
 from tests.frames.test_schema_docs import load_generator
@@ -119,6 +119,7 @@ def test_the_dba_blocks_run_as_written(pg_cluster, tmp_path):
     dsns = {"the cluster's superuser": pg_cluster.admin_dsn("postgres"), "the owner": owner}
     dba = [sql for sql, out in blocks() if out is None and sql.startswith("-- PostgreSQL only, as")]
     assert len(dba) >= 4
+    store: PostgresStore | None = None  # forge on the pinned user, once the page made it
     try:
         for sql in dba:
             who = re.match(r"-- PostgreSQL only, as (the cluster's superuser|the owner|an "
@@ -126,7 +127,8 @@ def test_the_dba_blocks_run_as_written(pg_cluster, tmp_path):
             assert who, sql.splitlines()[0]
             text = sql.replace("'…'", f"'{password}'")
             if who.group(1) == "an application role":
-                session = store.create_session(load_generator().SessionInfo(name="gone"))
+                assert store is not None, "the page deletes a session before making the user"
+                session = store.create_session(SessionInfo(name="gone"))
                 done = psql(pg_cluster.dsn("forge_alice", password, "forge"),
                             text.replace("ses_…", session.id))
                 assert done.returncode == 0 and done.stdout.split() == ["0"], done.stderr
@@ -139,10 +141,11 @@ def test_the_dba_blocks_run_as_written(pg_cluster, tmp_path):
                 assert migrate_command(owner, "forge_alice").returncode == 0
                 store = PostgresStore(pg_cluster.dsn("forge_alice", password, "forge"))
                 assert store.tenant_id == "alice"
-        store.close()
         policies = psql(owner, "SELECT count(*) FROM pg_policies WHERE policyname = 'tenant_rows'")
         assert int(policies.stdout) >= 5  # the CREATE POLICY block shows what the migration made
     finally:
+        if store is not None:
+            store.close()
         pg_cluster.admin_sql("DROP DATABASE IF EXISTS forge WITH (FORCE)",
                              *(f"DROP ROLE IF EXISTS {r}"
                                for r in ("forge_alice", "forge_app", "forge_owner")))
