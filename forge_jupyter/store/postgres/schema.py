@@ -39,7 +39,10 @@ each user a login role of their own and pin it to its tenant, as the owner::
     python -m forge_jupyter.store.postgres.schema postgresql://forge_owner@host/forge forge_alice
 
 A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
-``session_user``, which ``SET ROLE`` does not change).
+``session_user``, which ``SET ROLE`` does not change); pinned to one tenant, that tenant is
+its default (psql needs no ``SET forge.tenant``). For analysts, ``--read-only ROLE`` grants
+a role that reads only. Whatever a role is granted, finished history is immutable and only
+retention's ``forge_delete_session()`` removes a session (step 7, history_guard.py).
 
 The documented views (sql/views.py) exist here too, rendered in this dialect and created
 ``security_invoker`` so the policies scope them to whoever reads them; the migrate command

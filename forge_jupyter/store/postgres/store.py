@@ -20,8 +20,12 @@ store; what differs is how a transaction is opened:
 - ``reading()`` is a read-only transaction with a statement timeout, always rolled back.
 
 Opening refuses a login role that could see past the policies: a superuser, a role with
-BYPASSRLS, or a member of the tables' owner (``UnsafeRole``), and a database whose schema is
-missing or out of date (the DBA runs the migration as the owner).
+BYPASSRLS, or a member of the tables' owner (``UnsafeRole``), a database whose schema is
+missing or out of date (the DBA runs the migration as the owner), and a role pinned to other
+tenants than the one asked for (``AccessRefused``; left at ``default``, a role pinned to one
+tenant acts for it). The database's later refusals arrive as ``AccessRefused`` and
+``Immutable`` too (refusals.py), never as a psycopg error; deleting a session is the
+owner's ``forge_delete_session`` (history_guard.py), the one path to finished rows.
 """
 
 from __future__ import annotations
