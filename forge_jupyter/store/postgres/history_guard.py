@@ -179,7 +179,10 @@ _GRANT_EXISTING = """
 
 HISTORY_GUARD: tuple[str, ...] = (
     _GUARD,
-    *(f"CREATE TRIGGER forge_guard_history BEFORE UPDATE OR DELETE OR INSERT ON {table} "
+    # an INSERT is checked only where one can change finished history: a part into a
+    # finished message (a new message, pointer, event or session changes nothing written)
+    *(f"CREATE TRIGGER forge_guard_history BEFORE UPDATE OR DELETE"
+      f"{' OR INSERT' if table == 'part' else ''} ON {table} "
       "FOR EACH ROW EXECUTE FUNCTION forge_guard_history()" for table in TENANT_TABLES),
     *(f"CREATE TRIGGER forge_guard_truncate BEFORE TRUNCATE ON {table} "
       "FOR EACH STATEMENT EXECUTE FUNCTION forge_guard_history()" for table in TENANT_TABLES),
