@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from forge_jupyter import retention
+from forge_jupyter import Forge, retention
 from forge_jupyter.errors import AccessRefused, Immutable, NotFound, SessionDeleted
 from forge_jupyter.message import (
     Event,
@@ -98,6 +98,12 @@ def test_a_pinned_role_sees_its_own_tenant_in_psql_without_setting_it(pg, alice_
     # setting another tenant reaches nothing of it, and no error hides that: empty is empty
     other = psql(alice.dsn, "SET forge.tenant = 'b'; SELECT count(*) FROM session;")
     assert other.stdout.split() == ["0"], other.stderr
+    forge = Forge(db=alice.dsn, load_plugins=False)  # Forge.tenant left alone: the role's
+    try:
+        assert forge.store.tenant_id == "a"
+        assert "psql-default" in set(forge.sessions().name)
+    finally:
+        forge.close()
 
 
 def test_a_role_pinned_to_two_tenants_names_one(pg):
