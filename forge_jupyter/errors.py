@@ -63,6 +63,11 @@ class StoreUnreadable(ForgeError):
     a directory, a name the OS refuses. The file is left as it is."""
 
 
+class AccessRefused(ForgeError):
+    """The database refused this login role what a call asked for: a tenant it is not pinned
+    to, or a right nobody granted it (a read-only role writing, a table not granted)."""
+
+
 class SchemaTooNew(ForgeError):
     """The database was written by a newer forge-jupyter than this one."""
 

@@ -35,6 +35,7 @@ from forge_jupyter.message import (
     Tokens,
     ToolPart,
 )
+from forge_jupyter.store.base import Store
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.store.ops import AppendMessage, PutEvent, PutMessage, PutPart
 from forge_jupyter.store.sql.tables import LATEST
@@ -77,7 +78,7 @@ TABLES: dict[str, tuple[str, str]] = {
         "An append-only record of what changed a session's shape: compactions (reason, tokens "
         "before and after), forks, permission decisions, aborts, recoveries, imports, "
         "deletions and cleanups. `data` holds the details as JSON.",
-        "SELECT type, actor, data ->> '$.reason' AS reason FROM event ORDER BY id",
+        "SELECT type, actor, data ->> 'reason' AS reason FROM event ORDER BY id",
     ),
     "forge_schema": (
         "The schema version of the file (the migration steps of `store/schema.py`); it "
@@ -97,7 +98,7 @@ def _at(seconds: float) -> float:
 class _Writer:
     """Fixed ids and times, written through the store's write path."""
 
-    def __init__(self, store: DuckDBStore, session_id: str) -> None:
+    def __init__(self, store: Store, session_id: str) -> None:
         self.store, self.sid = store, session_id
         self.messages = self.parts = 0
 
@@ -163,6 +164,13 @@ class _Writer:
 def build(path: Path) -> DuckDBStore:
     """A fresh DuckDB file holding one session of two turns, a compaction and a third turn."""
     store = DuckDBStore(path)
+    write_history(store)
+    return store
+
+
+def write_history(store: Store) -> None:
+    """The fixed history, into any store (tests/frames/test_schema_examples.py writes it into
+    PostgreSQL and runs every example there in psql)."""
     sid = "ses_demo"
     store.create_session(SessionInfo(id=sid, name="demo", directory="/work", created_at=T0,
                                      updated_at=T0))
@@ -189,7 +197,6 @@ def build(path: Path) -> DuckDBStore:
     ))])
     q3 = w.user(180, "Which month sold most?", cell=3)
     w.assistant(q3, 181, "March, with 41 units.", (610, 12), 0.000099)
-    return store
 
 
 # ------------------------------------------------------------------------------ PostgreSQL
@@ -263,7 +270,16 @@ DuckDB client, filter on `tenant_id` yourself. `type` is DuckDB's type, `postgre
 same column's in a PostgreSQL database. Times are `TIMESTAMP WITH TIME ZONE`, in UTC
 in every DataFrame. The example outputs come from a small fixed history written by the
 generator: one session, two turns, a manual compaction that keeps the last turn, a third
-turn."""
+turn.
+
+Every example query runs as written on both engines — in `forge.sql`, a DuckDB client, and
+psql on a PostgreSQL database (as a login role pinned to one tenant, no `SET` needed) — with
+the output shown (the tests run each one in psql and compare). A block that needs one engine
+says so in its first line (`-- PostgreSQL only`). Two habits keep SQL portable: read a JSON
+field by its key, `data ->> 'reason'` (DuckDB's path `'$.reason'` is, to PostgreSQL, a key
+named `$.reason`: NULL on every row, no error), and name the columns of `GROUP BY` / `ORDER
+BY` (`GROUP BY ALL` is DuckDB's); PostgreSQL rounds a `numeric`, not a double:
+`round(CAST(x AS DECIMAL(18, 6)), 3)` reads alike on both."""
     tables = [_section(store, name, *TABLES[name], pg) for name in TABLES]
     views = [_section(store, v.name, v.description, v.example, pg) for v in VIEWS]
     missing = [v for v in VIEW_NAMES if v not in pg]

@@ -23,6 +23,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "nothing: the views of step 3 in PostgreSQL's dialect, on PostgreSQL", ()),
     Migration(5, "the long-term memory index", ddl("duckdb", 5)),
     Migration(6, "message.replay_of", ddl("duckdb", 6)),
+    # PostgreSQL's step 7 guards finished history with the owner's triggers there
+    # (postgres/history_guard.py); a DuckDB file's readers are the file's own users
+    Migration(7, "nothing: finished history guarded by triggers, on PostgreSQL", ()),
 )
 assert MIGRATIONS[-1].version == LATEST, "a step of sql/tables.py has no DuckDB migration"
 

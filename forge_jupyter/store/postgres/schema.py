@@ -39,7 +39,10 @@ each user a login role of their own and pin it to its tenant, as the owner::
     python -m forge_jupyter.store.postgres.schema postgresql://forge_owner@host/forge forge_alice
 
 A pinned role sees no row of any other tenant, whatever its SQL sets (the policy checks
-``session_user``, which ``SET ROLE`` does not change).
+``session_user``, which ``SET ROLE`` does not change); pinned to one tenant, that tenant is
+its default (psql needs no ``SET forge.tenant``). For analysts, ``--read-only ROLE`` grants
+a role that reads only. Whatever a role is granted, finished history is immutable and only
+retention's ``forge_delete_session()`` removes a session (step 7, history_guard.py).
 
 The documented views (sql/views.py) exist here too, rendered in this dialect and created
 ``security_invoker`` so the policies scope them to whoever reads them; the migrate command
@@ -53,12 +56,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ...errors import SchemaTooNew, StoreUnreadable
+from ...errors import ForgeError, SchemaTooNew, StoreUnreadable
 from ..base import DEFAULT_TENANT
 from ..location import POSTGRES_SCHEMES, is_postgres_url  # noqa: F401 - re-exported
 from ..sql.tables import LATEST, MEMORY_TABLES, TENANT_TABLES, TYPES, Migration, ddl
 from ..sql.views import VIEW_NAMES as PG_VIEW_NAMES
 from ..sql.views import create_views
+from .history_guard import APP_FUNCTIONS, HISTORY_GUARD, READER_FUNCTIONS
 
 if TYPE_CHECKING:
     import psycopg
@@ -171,6 +175,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # a new column of a table already under row-level security: the policy and the grants
     # (whole tables) cover it
     Migration(6, "message.replay_of", ddl("postgresql", 6)),
+    # nothing in sql/tables.py: the owner's triggers make finished history immutable, the
+    # one path that deletes it, a pinned role's default tenant (postgres/history_guard.py)
+    Migration(7, "finished history immutable; a pinned role's own tenant by default",
+              HISTORY_GUARD),
 )
 assert MIGRATIONS[-1].version == LATEST, "a step of sql/tables.py has no PostgreSQL migration"
 _MIGRATE_LOCK = 0x666F726765  # pg_advisory_xact_lock key: one migration at a time
@@ -199,10 +207,11 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LATEST) -> int:
+def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LATEST,
+            readers: tuple[str, ...] = ()) -> int:
     """As the schema's owner, bring the database to ``target`` (one transaction, one
-    migration at a time across hosts) and let each of ``app_roles`` read and write the
-    rows of its tenant; returns the version found before."""
+    migration at a time across hosts), let each of ``app_roles`` read and write the rows of
+    its tenant and each of ``readers`` read them only; returns the version found before."""
     import psycopg
 
     where = "the PostgreSQL database"
@@ -225,27 +234,55 @@ def migrate(owner_dsn: str, app_roles: tuple[str, ...] = (), *, target: int = LA
             con.execute("DELETE FROM forge_schema")
             con.execute("INSERT INTO forge_schema VALUES (%s)", [target])
         for role in app_roles:
-            r = _ident(role)
-            con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(TENANT_TABLES)} TO {r}")  # type: ignore[arg-type]
-            con.execute(f"GRANT SELECT ON forge_schema TO {r}")  # type: ignore[arg-type]
-            if target >= 5:  # the memory index (step 5)
-                con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(MEMORY_TABLES)} "  # type: ignore[arg-type]
-                            f"TO {r}")
-            con.execute(f"GRANT EXECUTE ON FUNCTION forge_tenant() TO {r}")  # type: ignore[arg-type]
-            if target >= 4:
-                con.execute(f"GRANT SELECT ON {', '.join(PG_VIEW_NAMES)} TO {r}")  # type: ignore[arg-type]
+            _grant(con, _ident(role), target, write=True)
+        for role in readers:
+            _grant(con, _ident(role), target, write=False)
     return found
 
 
+def _grant(con: psycopg.Connection, r: str, target: int, *, write: bool) -> None:
+    """What an application role (``write``) or a read-only one may do at schema ``target``.
+    A reader loses any write it was given before; TRUNCATE is nobody's (step 7 refuses it
+    anyway, as it refuses changes to finished rows whatever the grants)."""
+    tables = ", ".join(TENANT_TABLES + (MEMORY_TABLES if target >= 5 else ()))
+    if write:
+        con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {r}")  # type: ignore[arg-type]
+    else:
+        con.execute(f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {tables} FROM {r}")  # type: ignore[arg-type]
+        con.execute(f"GRANT SELECT ON {tables} TO {r}")  # type: ignore[arg-type]
+    con.execute(f"GRANT SELECT ON forge_schema TO {r}")  # type: ignore[arg-type]
+    functions = (APP_FUNCTIONS if write else READER_FUNCTIONS) if target >= 7 else ("forge_tenant()",)
+    for function in functions:
+        con.execute(f"GRANT EXECUTE ON FUNCTION {function} TO {r}")  # type: ignore[arg-type]
+    if target >= 4:
+        con.execute(f"GRANT SELECT ON {', '.join(PG_VIEW_NAMES)} TO {r}")  # type: ignore[arg-type]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m forge_jupyter.store.postgres.schema OWNER_DSN [APP_ROLE …]``"""
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print(main.__doc__, "\n\nCreates or upgrades the forge-jupyter schema as its owner and "
-              "grants each application role its tenant's rows (see this module's docstring).")
-        return 0 if args else 2
-    found = migrate(args[0], tuple(args[1:]))
-    print(f"schema version {found} -> {LATEST}; granted to {', '.join(args[1:]) or 'no role'}")
+    """``python -m forge_jupyter.store.postgres.schema OWNER_DSN [APP_ROLE …] [--read-only ROLE …]``"""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m forge_jupyter.store.postgres.schema",
+        description="Creates or upgrades the forge-jupyter schema as its owner and grants each "
+        "application role its tenant's rows, each --read-only role read access to them "
+        "(see docs/schema.md).")
+    parser.add_argument("owner_dsn", metavar="OWNER_DSN", help="connects as the tables' owner")
+    parser.add_argument("app_roles", metavar="APP_ROLE", nargs="*",
+                        help="a role kernels log in as: reads and writes its tenant's rows")
+    parser.add_argument("--read-only", metavar="ROLE", action="append", default=[],
+                        help="a role for analysts (psql, a BI tool): reads only; repeat for more")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    import psycopg
+
+    try:
+        found = migrate(args.owner_dsn, tuple(args.app_roles), readers=tuple(args.read_only))
+    except (psycopg.Error, ForgeError) as error:  # a DBA's typo is a line, not a traceback
+        text = " ".join(str(error).split())
+        print(f"{parser.prog}: {text}; nothing was changed", file=sys.stderr)
+        return 1
+    granted = [*args.app_roles, *(f"{r} (read-only)" for r in args.read_only)]
+    print(f"schema version {found} -> {LATEST}; granted to {', '.join(granted) or 'no role'}")
     return 0
 
 

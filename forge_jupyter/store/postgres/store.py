@@ -20,8 +20,12 @@ store; what differs is how a transaction is opened:
 - ``reading()`` is a read-only transaction with a statement timeout, always rolled back.
 
 Opening refuses a login role that could see past the policies: a superuser, a role with
-BYPASSRLS, or a member of the tables' owner (``UnsafeRole``), and a database whose schema is
-missing or out of date (the DBA runs the migration as the owner).
+BYPASSRLS, or a member of the tables' owner (``UnsafeRole``), a database whose schema is
+missing or out of date (the DBA runs the migration as the owner), and a role pinned to other
+tenants than the one asked for (``AccessRefused``; left at ``default``, a role pinned to one
+tenant acts for it). The database's later refusals arrive as ``AccessRefused`` and
+``Immutable`` too (refusals.py), never as a psycopg error; deleting a session is the
+owner's ``forge_delete_session`` (history_guard.py), the one path to finished rows.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from ..sql import reads
 from ..sql.store import SQLStore
 from ..sql.tables import MEMORY_TABLES, TENANT_TABLES
 from .connection import PgConnection, prepare
+from .refusals import said_plainly, tenant_refused
 from .schema import (  # noqa: F401 - is_postgres_url, tenant_for: re-exported
     LATEST,
     TENANT_SETTING,
@@ -96,6 +101,7 @@ class PostgresStore(SQLStore):
         self.dsn = dsn
         self.where = describe(dsn)
         self.tenant_id = tenant_id
+        self.role = "?"  # the login role, once connected (_check)
         self.statement_timeout = statement_timeout
         self.connect_timeout = connect_timeout
         self._local = threading.local()
@@ -158,6 +164,21 @@ class PostgresStore(SQLStore):
                 "security policies would not keep tenants apart. Connect as an application "
                 "role that owns nothing (NOSUPERUSER NOBYPASSRLS, a member of no owner role) "
                 f"and grant it the tables. {_MIGRATE_HINT}.")
+        self.role = user
+        self._pinned_tenant(con)
+
+    def _pinned_tenant(self, con: psycopg.Connection) -> None:
+        """A role pinned to tenants (forge_tenant_role) acts for one of them: left at
+        ``default``, a role pinned to one acts for it, as it does in psql; any other tenant
+        is refused now, in one line, rather than as empty reads and refused writes."""
+        with said_plainly(self.role, self.tenant_id, self.where):
+            pinned = [r[0] for r in con.execute("SELECT forge_pinned_tenants()").fetchall()]
+        if not pinned or self.tenant_id in pinned:
+            return
+        if self.tenant_id == DEFAULT_TENANT and len(pinned) == 1:
+            self.tenant_id = pinned[0]
+            return
+        raise tenant_refused(self.role, self.tenant_id, pinned, self.where)
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -205,7 +226,7 @@ class PostgresStore(SQLStore):
             yield current
             return
         try:
-            with self._begun() as conn:
+            with said_plainly(self.role, self.tenant_id, self.where), self._begun() as conn:
                 self._local.tx = PgConnection(conn)
                 try:
                     yield self._local.tx
@@ -244,13 +265,22 @@ class PostgresStore(SQLStore):
         only: SQL a person writes runs on a copy (``Store.sql``, sandbox.py)."""
         if getattr(self._local, "tx", None) is not None:
             raise RuntimeError("a read-only query cannot run inside a store write")
-        with self._connection() as conn, conn.transaction(force_rollback=True):
+        with said_plainly(self.role, self.tenant_id, self.where), self._connection() as conn, \
+                conn.transaction(force_rollback=True):
             # one snapshot for every statement (the SQL sandbox copies several tables)
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             conn.execute("SELECT set_config('statement_timeout', %s, true)",
                          [f"{int(self.statement_timeout * 1000)}ms"])
             conn.execute(_SET_TENANT, [self.tenant_id])
             yield PgConnection(conn)
+
+    def delete_session(self, session_id: str) -> None:
+        """Retention's one path to finished rows: the owner's ``forge_delete_session``
+        (postgres/history_guard.py), the same deletion the DuckDB store makes."""
+        with self._tx() as con:
+            self._lock_sessions(con, {session_id})
+            reads.session_flags(con, self.tenant_id, session_id)
+            con.execute("SELECT forge_delete_session(?)", [session_id])
 
     def _lock_sessions(self, con: Any, session_ids: set[str]) -> None:
         if session_ids:

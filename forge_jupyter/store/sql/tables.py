@@ -237,7 +237,7 @@ def declared_steps(tables: tuple[Table, ...] = TABLES,
 
 
 BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}
-LATEST = 6  # the newest step (duckdb/schema.py and postgres/schema.py each list all of them)
+LATEST = 7  # the newest step (duckdb/schema.py and postgres/schema.py each list all of them)
 
 # Tables whose rows belong to a tenant: ``tenant_views`` scopes ad-hoc SQL to one tenant.
 TENANT_TABLES: tuple[str, ...] = ("session", "message", "part", "session_message", "event")

@@ -26,7 +26,10 @@ class View:
     name: str
     description: str
     body: Callable[[Spelling], str]  # the SELECT, given how the engine spells what differs
-    example: str  # a query for the generated docs, run against a live database
+    # a query for the generated docs, run against a live database: SQL both DuckDB and
+    # PostgreSQL read alike (no GROUP BY ALL, no round() of a double), so it runs as shown
+    # in forge.sql and in psql (tests/frames/test_schema_examples.py runs it in psql)
+    example: str
 
     def render(self, dialect: Dialect) -> str:
         """The view's SELECT in ``dialect``."""
@@ -87,7 +90,8 @@ SELECT m.tenant_id, m.id AS message_id, m.session_id, m.role, m.parent_id, m.age
 FROM message m
 LEFT JOIN message u ON u.tenant_id = m.tenant_id AND u.id = m.parent_id
 """,
-        "SELECT role, status, count(*) AS n FROM messages GROUP BY ALL ORDER BY ALL",
+        "SELECT role, status, count(*) AS n FROM messages GROUP BY role, status\n"
+        "ORDER BY role, status",
     ),
     View(
         "parts",
@@ -118,8 +122,8 @@ FROM (
 ) p
 JOIN message m ON m.tenant_id = p.tenant_id AND m.id = p.message_id
 """,
-        "SELECT tool, state, count(*) AS calls, round(max(duration_s), 3) AS slowest_s\n"
-        "FROM tool_calls GROUP BY ALL ORDER BY ALL",
+        "SELECT tool, state, count(*) AS calls, max(duration_s) AS slowest_s\n"
+        "FROM tool_calls GROUP BY tool, state ORDER BY tool, state",
     ),
     View(
         "costs",
@@ -139,7 +143,7 @@ LEFT JOIN message u ON u.tenant_id = a.tenant_id AND u.id = a.parent_id
 WHERE p.type = 'step-finish'
 """,
         "SELECT model, count(*) AS steps, sum(tokens_input) AS tokens_in,\n"
-        "       sum(tokens_output) AS tokens_out, round(sum(cost), 6) AS cost\n"
+        "       sum(tokens_output) AS tokens_out, sum(cost) AS cost\n"
         "FROM costs GROUP BY model ORDER BY model",
     ),
     View(
@@ -304,7 +308,8 @@ WHERE e.type = 'compaction'
 SELECT e.tenant_id, e.id AS event_id, e.session_id, e.type, e.actor, e.created_at, e.data
 FROM event e
 """,
-        "SELECT type, actor, count(*) AS n FROM events GROUP BY ALL ORDER BY ALL",
+        "SELECT type, actor, count(*) AS n FROM events GROUP BY type, actor\n"
+        "ORDER BY type, actor",
     ),
 )
 

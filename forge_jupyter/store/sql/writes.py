@@ -155,17 +155,20 @@ def apply_plan(con: duckdb.DuckDBPyConnection, tenant_id: str, plan: WritePlan,
                state: WriteState, now: float) -> None:
     """Land a checked batch: upserts as delete + one appender flush per table."""
     t = tenant_id
+    # parts before their messages: PostgreSQL refuses a part written into a message already
+    # finished (postgres/history_guard.py), and a batch that finishes a message also writes
+    # its last parts — they land while the stored message still runs
+    replaced = [p for p in plan.parts if p in state.parts]
+    if replaced:
+        con.execute("DELETE FROM part WHERE tenant_id = ? AND id = ANY(?)", [t, replaced])
+    if plan.parts:
+        append_rows(con, "part", PART_COLUMNS, [part_row(t, p) for p in plan.parts.values()])
     replaced = [m for m in plan.messages if m in state.messages]
     if replaced:
         con.execute("DELETE FROM message WHERE tenant_id = ? AND id = ANY(?)", [t, replaced])
     if plan.messages:
         append_rows(con, "message", MESSAGE_COLUMNS,
                     [message_row(t, m) for m in plan.messages.values()])
-    replaced = [p for p in plan.parts if p in state.parts]
-    if replaced:
-        con.execute("DELETE FROM part WHERE tenant_id = ? AND id = ANY(?)", [t, replaced])
-    if plan.parts:
-        append_rows(con, "part", PART_COLUMNS, [part_row(t, p) for p in plan.parts.values()])
     if plan.timeline:
         append_rows(con, "session_message", TIMELINE_COLUMNS,
                     [(t, sid, pos, mid) for sid, pos, mid in plan.timeline])
@@ -224,33 +227,32 @@ def copy_timeline(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: st
     )
 
 
+# The bodies a deleted session takes with it: those it wrote, and those of already deleted
+# sessions that its timeline kept alive — unless another timeline (a fork) still points at
+# them. One text for both engines; PostgreSQL runs it inside ``forge_delete_session()``
+# (postgres/history_guard.py), the one path that may remove finished rows there.
+DOOMED_MESSAGES = """
+    WITH candidate AS (
+        SELECT id FROM message WHERE tenant_id = $t AND session_id = $s
+        UNION
+        SELECT sm.message_id FROM session_message sm
+        JOIN message m ON m.tenant_id = sm.tenant_id AND m.id = sm.message_id
+        JOIN session o ON o.tenant_id = m.tenant_id AND o.id = m.session_id
+        WHERE sm.tenant_id = $t AND sm.session_id = $s
+          AND o.deleted_at IS NOT NULL
+    )
+    SELECT id FROM candidate WHERE id NOT IN (
+        SELECT message_id FROM session_message
+        WHERE tenant_id = $t AND session_id <> $s
+    )
+    """
+
+
 def delete_session_rows(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str,
                         now: float) -> None:
     """Leave a tombstone of the session; its bodies go unless a fork still points at them."""
     t = tenant_id
-    # The bodies this session wrote, and those of already deleted sessions that its
-    # timeline kept alive, go — unless another timeline (a fork) still points at them.
-    doomed = [
-        r[0]
-        for r in con.execute(
-            """
-            WITH candidate AS (
-                SELECT id FROM message WHERE tenant_id = $t AND session_id = $s
-                UNION
-                SELECT sm.message_id FROM session_message sm
-                JOIN message m ON m.tenant_id = sm.tenant_id AND m.id = sm.message_id
-                JOIN session o ON o.tenant_id = m.tenant_id AND o.id = m.session_id
-                WHERE sm.tenant_id = $t AND sm.session_id = $s
-                  AND o.deleted_at IS NOT NULL
-            )
-            SELECT id FROM candidate WHERE id NOT IN (
-                SELECT message_id FROM session_message
-                WHERE tenant_id = $t AND session_id <> $s
-            )
-            """,
-            {"t": t, "s": session_id},
-        ).fetchall()
-    ]
+    doomed = [r[0] for r in con.execute(DOOMED_MESSAGES, {"t": t, "s": session_id}).fetchall()]
     if doomed:
         con.execute("DELETE FROM part WHERE tenant_id = ? AND message_id = ANY(?)", [t, doomed])
         con.execute("DELETE FROM message WHERE tenant_id = ? AND id = ANY(?)", [t, doomed])
