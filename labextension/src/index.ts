@@ -1,10 +1,12 @@
 // forge-jupyter's JupyterLab extension: the live turn widget's rendering module for every
-// notebook on the page, and the side panel.
+// notebook on the page, the side panel, and the actions on cells that open it (Fix with Forge).
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { IThemeManager } from '@jupyterlab/apputils';
+import { ICommandPalette, IThemeManager } from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry, jupyterHighlightStyle } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
+import { activateActions } from './actions';
 import { activatePanel } from './panel';
 import { setHighlighter } from './render/code.js';
 import widget from './render/index.js';
@@ -18,21 +20,24 @@ export const RENDER_KEY = Symbol.for('forge-jupyter.render');
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'forge-jupyter:plugin',
-  description: 'The %%forge cell widget renderer and the forge side panel.',
+  description: 'The %%forge cell widget renderer, the forge side panel and the actions on cells.',
   autoStart: true,
   // Optional: the cell widget's renderer must be on the page in every frontend.
-  optional: [INotebookTracker, IThemeManager, IEditorLanguageRegistry],
+  optional: [INotebookTracker, IThemeManager, IEditorLanguageRegistry, ICommandPalette, IRenderMimeRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
     themes: IThemeManager | null,
-    languages: IEditorLanguageRegistry | null
+    languages: IEditorLanguageRegistry | null,
+    palette: ICommandPalette | null,
+    rendermime: IRenderMimeRegistry | null
   ): void => {
     if (languages) {
       installHighlighter(languages);
     }
     (globalThis as Record<symbol, unknown>)[RENDER_KEY] = widget;
-    activatePanel(app, { notebooks, themes });
+    const panel = activatePanel(app, { notebooks, themes });
+    activateActions(app, panel, { notebooks, palette, rendermime });
   }
 };
 

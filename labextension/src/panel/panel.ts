@@ -278,6 +278,30 @@ export class ForgePanel extends Widget {
 
   // -- the prompt box -----------------------------------------------------------------------
 
+  /** The chat of `nb` with `text` put into the box at its caret, focused, not sent (the
+   * actions on cells: src/actions/). The panel must be shown first (app.shell.activateById).
+   * `warning`, when given, is said under the box (a notebook without a kernel, say). */
+  compose(nb: NotebookPanel, text: string, warning = ''): void {
+    if (nb !== this.notebook) {
+      this.follow(nb); // the tracker follows too, a focus change later
+    }
+    this.tabs.select('chat');
+    this.prompt.status(warning, warning ? 'warning' : 'info');
+    this.prompt.insert(text);
+    // The command palette gives the focus back to where it was once the command has run:
+    // the box takes it again, in the next frame.
+    requestAnimationFrame(() => {
+      if (!this.node.contains(document.activeElement)) {
+        this.prompt.focus();
+      }
+    });
+  }
+
+  /** What the box holds now: an action adds to a draft, never replaces it. */
+  get draft(): string {
+    return this.prompt.draft;
+  }
+
   private async send(r: IPromptRequest): Promise<void> {
     const entry = this.current;
     if (!entry) {

@@ -2,6 +2,7 @@
 // pickers filled from the kernel's info, Send (Stop while a run of this notebook goes on), a
 // status line and what the kernel printed for the prompt.
 import { h } from '../render/dom.js';
+import { insertAt } from './boxText';
 import { IInfo, NAME } from './protocol';
 
 export interface IPromptRequest {
@@ -71,6 +72,23 @@ export class PromptBox {
 
   focus(): void {
     this.input.focus();
+  }
+
+  /** What the box holds now (a draft not sent yet). */
+  get draft(): string {
+    return this.input.value;
+  }
+
+  /** Put `text` into the box at its caret, a draft kept around it; the caret after it, focused.
+   * Nothing is sent: the person reads it, edits it and presses Enter. */
+  insert(text: string): void {
+    const box = this.input;
+    if (text) {
+      const edit = insertAt(box.value, box.selectionStart, box.selectionEnd, text);
+      box.value = edit.value;
+      box.setSelectionRange(edit.caret, edit.caret);
+    }
+    box.focus();
   }
 
   private onKey(e: KeyboardEvent): void {
