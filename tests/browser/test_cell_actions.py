@@ -166,6 +166,7 @@ def test_ask_forge_from_the_context_menu_of_a_markdown_and_an_unrun_cell(page, l
     assert state["focused"] and state["caret"] == len(state["value"])
     # The same cell again adds nothing.
     nb.cell(1).click(button="right")
+    PanelPage(page).screenshot("cell-menu-ask")  # the cell menu with forge's items (artifacts)
     menu.get_by_role("menuitem", name="Ask Forge About This Cell").click()
     assert box_state(page)["value"] == state["value"]
     page.keyboard.type("?")
@@ -177,6 +178,12 @@ def test_ask_forge_from_the_context_menu_of_a_markdown_and_an_unrun_cell(page, l
     panel.wait_turn_done(turn)
     sent = user_text(script.requests[-1])
     assert "What does this note say about" in sent and note in sent and unrun in sent, sent
+
+    # Several cells selected: the menu on one of them asks about each, in order.
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:select-all')")
+    nb.cell(1).click(button="right")
+    menu.get_by_role("menuitem", name="Ask Forge About the Selected Cells").click()
+    assert box_state(page)["value"] == f"@cell:{note} @cell:{unrun} "
     assert not page.forge_errors
 
 
@@ -189,6 +196,13 @@ def test_the_actions_work_from_the_keyboard_and_the_command_palette(page, lab, s
     assert button.get_attribute("tabindex") in (None, "0")
     button.focus()
     page.keyboard.press("Enter")
+    assert box_state(page)["value"] == f"@cell:{cid} {FIX}"
+    page.locator(f"#forge-jupyter-panel {BOX}").fill("")
+    # The failed cell's menu (opened on its traceback) has Fix beside Ask.
+    nb.cell(1).locator(".jp-OutputArea-output").click(button="right")
+    menu = page.locator(".lm-Menu")
+    menu.get_by_role("menuitem", name="Ask Forge About This Cell").wait_for()
+    menu.get_by_role("menuitem", name="Fix Error with Forge").click()
     assert box_state(page)["value"] == f"@cell:{cid} {FIX}"
     page.locator(f"#forge-jupyter-panel {BOX}").fill("")
 
@@ -237,8 +251,11 @@ def test_an_error_saved_in_an_untrusted_notebook_gets_the_button_an_interrupt_do
     stopped = nbformat.v4.new_code_cell("wait()", execution_count=4)
     stopped.outputs = [nbformat.v4.new_output("error", ename="KeyboardInterrupt", evalue="",
                                               traceback=["KeyboardInterrupt: "])]
-    nb.cells = [failed, stopped]
-    nbformat.write(nb, lab.root / "saved.ipynb")  # not signed: JupyterLab opens it untrusted
+    odd = nbformat.v4.new_code_cell("x = 1")
+    nb.cells = [failed, stopped, odd]
+    raw = json.loads(nbformat.writes(nb))
+    raw["cells"][2]["id"] = "not a cell id"  # a hand-edited file: no mention can name it
+    (lab.root / "saved.ipynb").write_text(json.dumps(raw))  # not signed: opened untrusted
     page_nb = NotebookPage(page, lab, "saved.ipynb").open()
     assert page.evaluate(f"() => {PANEL}.content.widgets[0].model.trusted") is False
     fix_button(page_nb, 0).wait_for()
@@ -247,6 +264,11 @@ def test_an_error_saved_in_an_untrusted_notebook_gets_the_button_an_interrupt_do
     assert page.evaluate("() => window.__forge_xss") is None
     assert fix_button(page_nb, 1).count() == 0  # an interrupt is the person's own doing
     fix_button(page_nb, 0).click()
+    assert box_state(page)["value"] == f"@cell:{cell_id(page_nb, 0)} {FIX}"
+    # A cell whose id no mention can name is refused with what to do instead.
+    page_nb.cell(2).click(button="right")
+    page.locator(".lm-Menu").get_by_role("menuitem", name="Ask Forge About This Cell").click()
+    page.locator(".Toastify__toast").filter(has_text="not a notebook cell id").wait_for()
     assert box_state(page)["value"] == f"@cell:{cell_id(page_nb, 0)} {FIX}"
     # The same output in a view of its own has no cell to point at: no button there.
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:create-output-view')")

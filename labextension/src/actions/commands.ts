@@ -137,10 +137,11 @@ export function addCellActions(app: JupyterFrontEnd, tracker: INotebookTracker, 
     }
   });
 
-  // After JupyterLab's own cell items (Cut, Copy, …, ranks up to ~13), as one group.
-  app.contextMenu.addItem({ type: 'separator', selector: CELL_MENU, rank: 20 });
-  app.contextMenu.addItem({ command: FIX_COMMAND, args: { menu: true }, selector: CELL_MENU, rank: 20.1 });
-  app.contextMenu.addItem({ command: ASK_COMMAND, args: { menu: true }, selector: CELL_MENU, rank: 20.2 });
+  // A group of their own after JupyterLab's cell items (Cut … Clear Cell Output, ranks 0–12)
+  // and before its notebook items (a separator at 20): JupyterLab sorts its menu by rank alone.
+  app.contextMenu.addItem({ type: 'separator', selector: CELL_MENU, rank: 13 });
+  app.contextMenu.addItem({ command: FIX_COMMAND, args: { menu: true }, selector: CELL_MENU, rank: 13.1 });
+  app.contextMenu.addItem({ command: ASK_COMMAND, args: { menu: true }, selector: CELL_MENU, rank: 13.2 });
   if (palette) {
     palette.addItem({ command: FIX_COMMAND, category: CATEGORY });
     palette.addItem({ command: ASK_COMMAND, category: CATEGORY });
