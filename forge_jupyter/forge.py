@@ -73,6 +73,7 @@ class Forge:
         stream_timeout: float | None = UNSET,
         max_tokens: int | None = UNSET,
         tool_profile: str = UNSET,
+        tool_search_tokens: int = UNSET,
         compaction_ratio: float = UNSET,
         char_budget: int = UNSET,
         image_max_side: int = UNSET,
