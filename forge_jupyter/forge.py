@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -328,9 +329,14 @@ class Forge:
         if self.skills is not None:
             self.skills.sync(self.registry)
         if self.mcp:
+            from .mcp import McpWarning
+
             scrub = Scrubber.from_environment()  # a server's stderr may quote its own keys
+            in_kernel = bool(self.namespace.get("get_ipython"))
             for notice in await self.mcp.prepare(self.registry):
                 self.announce(session_id, scrub(notice) or "")
+                if not in_kernel:  # a script has no widget to show the notice in
+                    warnings.warn(scrub(notice) or "", McpWarning, stacklevel=2)
 
     def output_dir(self, session_id: str) -> str:
         """Where full outputs of truncated tool results are saved for the session: one folder

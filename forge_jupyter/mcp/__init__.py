@@ -19,7 +19,12 @@ from .config import ServerSpec, load_servers, trust_project
 from .supervisor import Supervisor
 from .tools import adapt, hint_label, schema_problem, tool_name
 
-__all__ = ["McpServers", "ServerSpec", "load_servers"]
+__all__ = ["McpServers", "McpWarning", "ServerSpec", "load_servers"]
+
+
+class McpWarning(UserWarning):
+    """What a script would otherwise never hear of its MCP servers: one that did not start, a
+    configuration problem, tools left out (a notebook shows these as the turn's notices)."""
 
 
 class McpServers:
