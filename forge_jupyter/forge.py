@@ -192,6 +192,8 @@ class Forge:
     def namespace(self) -> dict[str, Any]: return self.services.namespace  # noqa: E704
     @property
     def memory(self) -> LongTermMemory | None: return self.services.memory  # noqa: E704
+    @property
+    def loaded_tools(self) -> dict[str, set[str]]: return self.services.loaded_tools  # noqa: E704
 
     def configure(self, values: dict[str, Any]) -> None:
         """Apply settings that take effect at the next prompt (``%config`` lands here too).
