@@ -15,7 +15,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
@@ -43,6 +43,9 @@ from .tools.notebook_read import NotebookReader
 from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
 from .tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from .tracing import Tracing  # imported only when tracing is on: it brings OpenTelemetry
 
 
 class Forge:
@@ -96,6 +99,7 @@ class Forge:
         memory_vector_weight: float = UNSET,
         memory_half_life_days: float = UNSET,
         api_base: str | None = UNSET,
+        tracing: str = UNSET,
         **litellm_kwargs: Any,
     ) -> None:
         # Every setting not passed here comes from its FORGE_* variable, else its declared
@@ -136,6 +140,9 @@ class Forge:
         # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
         self.mcp = McpServers(self.root or os.getcwd(), values["mcp_servers"])
         self._memory_settings = {k: values[k] for k in MEMORY_SETTINGS}
+        # OpenTelemetry spans while the tracing setting is on (tracing/): a bus subscriber
+        self.tracing = "off"
+        self.tracer: Tracing | None = None
         self.configure(values)  # every setting that a later %config may change again
         if values["builtin_tools"]:
             from .memory.tools import memory_tools
@@ -381,6 +388,9 @@ class Forge:
             self.mcp.close()
         self.flush()
         self.store.close()
+        if getattr(self, "tracer", None) is not None:  # last: the turn's final spans leave
+            self.tracer.close()
+            self.tracer = None
 
     def __enter__(self) -> Forge:
         return self

@@ -23,14 +23,15 @@ if TYPE_CHECKING:
 
 MODES = ("off", "otlp", "global")
 INSTALL_HINT = "pip install 'forge-jupyter[otel]'"
-# The GenAI instrumentations' own opt-in for message content: honoured as well as the setting.
+# The GenAI instrumentations' own opt-in for message content, the only way content gets in.
 CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 CLOSE_WAIT = 2.0  # seconds a closing Forge gives the last spans to leave; then they are lost
 
 
-def content_wanted(setting: bool) -> bool:
-    """Whether spans carry content: the setting, or the conventions' own variable."""
-    return setting or os.environ.get(CONTENT_VARIABLE, "").strip().lower() in ("true", "1")
+def content_wanted() -> bool:
+    """Whether spans carry content (prompts, answers, tool arguments and results, scrubbed):
+    the conventions' own variable, read when tracing starts or the setting is applied."""
+    return os.environ.get(CONTENT_VARIABLE, "").strip().lower() in ("true", "1")
 
 
 def _sdk() -> Any:
@@ -74,11 +75,12 @@ def _global_provider() -> Any:
 class Tracing:
     """Tracing while it is on: a span recorder on the bus, and the provider it exports by."""
 
-    def __init__(self, bus: Bus, provider: Any, *, content: bool = False,
+    def __init__(self, bus: Bus, provider: Any, *, mode: str = "otlp", content: bool = False,
                  owned: bool = True) -> None:
         from .. import __version__
         from .spans import EVENTS, SpanRecorder
 
+        self.mode = mode
         self.provider = provider
         self.owned = owned  # a provider of its own is shut down with it; the global one is not
         self.recorder: SpanRecorder = SpanRecorder(
@@ -114,8 +116,26 @@ def start(bus: Bus, mode: str, *, content: bool = False) -> Tracing | None:
     if mode == "off":
         return None
     if mode == "otlp":
-        return Tracing(bus, otlp_provider(), content=content)
+        return Tracing(bus, otlp_provider(), mode=mode, content=content)
     if mode == "global":
         _sdk()  # the API alone gives a provider that drops every span: say so now
-        return Tracing(bus, _global_provider(), content=content, owned=False)
-    raise InvalidOption(f"tracing = {mode!r} is not one of {', '.join(MODES)}")
+        return Tracing(bus, _global_provider(), mode=mode, content=content, owned=False)
+    raise InvalidOption(f"tracing = {mode!r} is not one of {', '.join(MODES)}: set "
+                        "Forge.tracing to 'otlp' (or 'global' for the process's own provider).")
+
+
+def switch(current: Tracing | None, bus: Bus, mode: str) -> Tracing | None:
+    """The tracing the setting now asks for: ``current`` kept when the mode is the same (the
+    content switch read again), else closed and a new one started."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InvalidOption(f"tracing = {mode!r} is not one of {', '.join(MODES)}: set "
+                            "Forge.tracing to 'otlp' (or 'global' for the process's own "
+                            "provider).")
+    content = content_wanted()
+    if current is not None and current.mode == mode:
+        current.content = content
+        return current
+    fresh = start(bus, mode, content=content)  # a refusal (no SDK) leaves the old one running
+    if current is not None:
+        current.close()
+    return fresh

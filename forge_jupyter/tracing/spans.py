@@ -52,6 +52,12 @@ def _provider(model: str | None, provider: str | None) -> str:
     return model.split("/", 1)[0] if model and "/" in model else "_OTHER"
 
 
+def _model_name(model: str, provider: str) -> str:
+    # the conventions' model is the provider's name for it: litellm's route prefix left out
+    head, _, rest = model.partition("/")
+    return rest if rest and head == provider else model
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= CONTENT_LIMIT else text[:CONTENT_LIMIT] + "… [clipped]"
 
@@ -181,8 +187,10 @@ class SpanRecorder:
                 turn.span.update_name(f"invoke_agent {message.agent}")
                 turn.span.set_attributes({
                     "gen_ai.agent.name": message.agent,
-                    "gen_ai.provider.name": _provider(message.model, message.provider),
-                    **({"gen_ai.request.model": message.model} if message.model else {}),
+                    "gen_ai.provider.name": (
+                        provider := _provider(message.model, message.provider)),
+                    **({"gen_ai.request.model": _model_name(message.model, provider),
+                        "forge.model": message.model} if message.model else {}),
                     **({"forge.replayed": True} if message.replay_of else {}),
                 })
             if message.is_terminal:
@@ -246,11 +254,12 @@ class SpanRecorder:
         if old is not None:  # a step that never finished (cannot happen in order; never leak)
             old.end()
         turn.outputs.pop(part.message_id, None)
+        name = _model_name(model, provider) if model else None
         turn.chats[part.message_id] = self.tracer.start_span(
-            f"chat {model}" if model else "chat", context=trace.set_span_in_context(parent),
+            f"chat {name}" if name else "chat", context=trace.set_span_in_context(parent),
             kind=SpanKind.CLIENT, start_time=_ns(part.created_at), attributes={
                 "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider,
-                **({"gen_ai.request.model": model} if model else {}),
+                **({"gen_ai.request.model": name, "forge.model": model} if model else {}),
                 "gen_ai.conversation.id": part.session_id, "forge.message.id": part.message_id})
 
     def _step_finish(self, turn: _Turn, part: StepFinishPart) -> None:
@@ -267,7 +276,8 @@ class SpanRecorder:
             "gen_ai.usage.cache_creation.input_tokens": t.cache_write,
             "forge.usage.reasoning_tokens": t.reasoning, "forge.usage.estimated": t.estimated,
             "forge.cost_usd": part.cost or 0.0,
-            **({"gen_ai.response.model": part.model} if part.model else {}),
+            **({"gen_ai.response.model": _model_name(part.model, _provider(part.model, None))}
+               if part.model else {}),
             **({"gen_ai.response.finish_reasons": [part.reason]} if part.reason else {}),
             **({"forge.stopped_by": part.stopped_by_forge} if part.stopped_by_forge else {}),
         })
