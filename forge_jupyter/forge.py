@@ -15,7 +15,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
@@ -43,9 +43,7 @@ from .tools.notebook_read import NotebookReader
 from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
 from .tools.registry import ToolRegistry
-
-if TYPE_CHECKING:
-    from .tracing import Tracing  # imported only when tracing is on: it brings OpenTelemetry
+from .tracing import Tracing  # the switch alone: OpenTelemetry comes once tracing is on
 
 
 class Forge:
@@ -140,9 +138,7 @@ class Forge:
         # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
         self.mcp = McpServers(self.root or os.getcwd(), values["mcp_servers"])
         self._memory_settings = {k: values[k] for k in MEMORY_SETTINGS}
-        # OpenTelemetry spans while the tracing setting is on (tracing/): a bus subscriber
-        self.tracing = "off"
-        self.tracer: Tracing | None = None
+        self.tracing = "off"  # the setting; services.tracer records while it is on (tracing/)
         self.configure(values)  # every setting that a later %config may change again
         if values["builtin_tools"]:
             from .memory.tools import memory_tools
@@ -199,6 +195,8 @@ class Forge:
     def namespace(self) -> dict[str, Any]: return self.services.namespace  # noqa: E704
     @property
     def memory(self) -> LongTermMemory | None: return self.services.memory  # noqa: E704
+    @property
+    def tracer(self) -> Tracing | None: return self.services.tracer  # noqa: E704
     @property
     def loaded_tools(self) -> dict[str, set[str]]: return self.services.loaded_tools  # noqa: E704
 
@@ -388,9 +386,7 @@ class Forge:
             self.mcp.close()
         self.flush()
         self.store.close()
-        if getattr(self, "tracer", None) is not None:  # last: the turn's final spans leave
-            self.tracer.close()
-            self.tracer = None
+        APPLY["tracing"](self, "off")  # last: the turn's final spans leave
 
     def __enter__(self) -> Forge:
         return self

@@ -77,13 +77,13 @@ def _token_count(value: Any) -> int:
 
 
 def _set_tracing(forge: Forge, mode: str) -> None:
-    # off and never on: nothing of tracing (nor OpenTelemetry) is imported, the bus untouched
-    if forge.tracer is None and mode == "off":
+    # off and never on: OpenTelemetry is not imported, the bus untouched
+    if forge.services.tracer is None and mode == "off":
         forge.tracing = "off"
         return
     from .tracing import switch
 
-    forge.tracer = switch(forge.tracer, forge.bus, mode)
+    forge.services.tracer = switch(forge.services.tracer, forge.bus, mode)
     forge.tracing = mode
 
 

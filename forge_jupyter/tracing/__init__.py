@@ -77,7 +77,7 @@ class Tracing:
 
     def __init__(self, bus: Bus, provider: Any, *, mode: str = "otlp", content: bool = False,
                  owned: bool = True) -> None:
-        from .. import __version__
+        from .._version import __version__
         from .spans import EVENTS, SpanRecorder
 
         self.mode = mode

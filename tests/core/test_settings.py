@@ -52,7 +52,7 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "memory_half_life_days": (3.0, "3", 3.0, "f.memory.weights.half_life_days"),
     "flags": (["search"], "search", True, "'search' in f.flags"),
     # global: the process's own provider (otlp would export, here to nowhere)
-    "tracing": ("global", "global", ["global", True], "[f.tracing, f.tracer is not None]"),
+    "tracing": ("global", "global", ["global", True], "[f.tracing, f.services.tracer is not None]"),
     "image_max_side": (512, "512", 512, "f.image_max_side"),
     "image_max_bytes": (99_000, "99000", 99_000, "f.image_max_bytes"),
     "images_per_step": (2, "2", 2, "f.images_per_step"),

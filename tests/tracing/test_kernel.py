@@ -24,7 +24,7 @@ def test_a_forge_cell_with_tracing_on_exports_spans_naming_the_cell(server, tmp_
                   OTEL_MODULES,
                   '%config Forge.tracing = "otlp"',
                   "%%forge\nsecond question",
-                  "import forge_jupyter\nforge_jupyter.current().tracer.provider.force_flush()")
+                  "import forge_jupyter\nforge_jupyter.current().services.tracer.provider.force_flush()")
     nbformat.write(nb, str(tmp_path / "analysis.ipynb"))  # saved: its cells have their ids
     with Receiver() as receiver:
         done = run(nb, tmp_path, server.openai_base,

@@ -42,7 +42,7 @@ def traced(make_forge, receiver, monkeypatch):
 
 
 def exported(forge, receiver, name="invoke_agent", count=1):
-    forge.tracer.provider.force_flush()
+    forge.services.tracer.provider.force_flush()
     return receiver.wait_for(name, count)
 
 
