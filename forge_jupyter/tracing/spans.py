@@ -189,6 +189,7 @@ class SpanRecorder:
                     "gen_ai.agent.name": message.agent,
                     "gen_ai.provider.name": (
                         provider := _provider(message.model, message.provider)),
+                    "gen_ai.system": provider,  # its name before the conventions' 1.37
                     **({"gen_ai.request.model": _model_name(message.model, provider),
                         "forge.model": message.model} if message.model else {}),
                     **({"forge.replayed": True} if message.replay_of else {}),
@@ -259,6 +260,7 @@ class SpanRecorder:
             f"chat {name}" if name else "chat", context=trace.set_span_in_context(parent),
             kind=SpanKind.CLIENT, start_time=_ns(part.created_at), attributes={
                 "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider,
+                "gen_ai.system": provider,
                 **({"gen_ai.request.model": name, "forge.model": model} if model else {}),
                 "gen_ai.conversation.id": part.session_id, "forge.message.id": part.message_id})
 

@@ -74,7 +74,7 @@ def test_a_turn_with_a_tool_call_is_an_agent_span_over_chat_and_tool_spans(trace
         assert a["gen_ai.operation.name"] == "chat"
         assert a["gen_ai.request.model"] == "fake-model"
         assert a["gen_ai.response.model"] == "fake-model"
-        assert a["gen_ai.provider.name"] == "openai"
+        assert a["gen_ai.provider.name"] == a["gen_ai.system"] == "openai"
         assert a["gen_ai.usage.input_tokens"] > 0 and a["gen_ai.usage.output_tokens"] > 0
         assert chat.start <= chat.end
     assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [
@@ -142,3 +142,31 @@ def test_a_compaction_is_a_span_holding_its_summary_step(traced, receiver, serve
     [agent] = by_name(spans, "invoke_agent")
     assert compaction.parent_id == agent.span_id
     assert [c.parent_id for c in by_name(spans, "chat")] == [compaction.span_id]
+
+
+def test_a_subagent_turn_hangs_under_the_task_call_that_started_it(traced, receiver, server):
+    server.add(Turn([tool_call("task", {"description": "count", "prompt": "Count to three."})]),
+               Turn.text("one, two, three"), Turn.text("The subagent counted."))
+    forge = traced(builtin_tools=True)
+    answer = forge.session("p").prompt("delegate")
+    assert answer.text == "The subagent counted."
+    spans = exported(forge, receiver, "invoke_agent", 2)
+    agents = {s.attributes["gen_ai.agent.name"]: s for s in by_name(spans, "invoke_agent")}
+    [task] = [s for s in by_name(spans, "execute_tool") if s.name == "execute_tool task"]
+    assert agents["build"].parent_id == "" and task.parent_id == agents["build"].span_id
+    assert agents["plan"].parent_id == task.span_id
+    assert agents["plan"].trace_id == agents["build"].trace_id
+    assert agents["plan"].attributes["gen_ai.conversation.id"] != answer.session_id
+    [child_chat] = [c for c in by_name(spans, "chat") if c.parent_id == agents["plan"].span_id]
+    assert child_chat.attributes["gen_ai.usage.output_tokens"] > 0
+
+
+def test_tracing_takes_whole_rows_so_the_stream_builds_no_deltas_for_it(traced):
+    from forge_jupyter.bus import PartDelta, PartUpdated
+
+    forge = traced()
+    assert forge.bus.wants(PartUpdated) and not forge.bus.wants(PartDelta)
+    unsubscribe = forge.bus.subscribe(lambda e: None, types=PartDelta)  # a widget, say
+    assert forge.bus.wants(PartDelta)
+    unsubscribe()
+    assert not forge.bus.wants(PartDelta)
