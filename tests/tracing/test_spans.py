@@ -3,6 +3,8 @@ decodes them with OpenTelemetry's own proto classes; real litellm against the fa
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from forge_jupyter.session.retry import RetryPolicy
@@ -170,3 +172,16 @@ def test_tracing_takes_whole_rows_so_the_stream_builds_no_deltas_for_it(traced):
     assert forge.bus.wants(PartDelta)
     unsubscribe()
     assert not forge.bus.wants(PartDelta)
+
+
+def test_without_the_sdk_turning_it_on_says_what_to_install_and_leaves_it_off(
+        make_forge, monkeypatch):
+    from forge_jupyter.errors import InvalidOption
+
+    forge = make_forge()
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk", None)  # as if the extra were missing
+    with pytest.raises(InvalidOption, match=r"pip install 'forge-jupyter\[otel\]'"):
+        forge.configure({"tracing": "otlp"})
+    assert (forge.tracing, forge.tracer) == ("off", None)
+    with pytest.raises(InvalidOption, match="not one of off, otlp, global"):
+        forge.configure({"tracing": "jaeger"})
