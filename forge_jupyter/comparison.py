@@ -25,7 +25,7 @@ COLUMNS = ("model", "answer", "status", "finish", "steps", "tool_calls", "tokens
 
 
 class Comparison(pd.DataFrame):
-    _metadata = ["runs", "on_use"]
+    _metadata = ["runs", "on_use", "view"]
 
     @property
     def _constructor(self) -> Callable[..., pd.DataFrame]:
@@ -45,6 +45,12 @@ class Comparison(pd.DataFrame):
     def _repr_html_(self) -> str:
         return side_by_side(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """In a notebook kernel, the view with its "Continue here" (notebook/compare_view.py);
+        elsewhere None, and the HTML above shows."""
+        view = getattr(self, "view", None)
+        return view._repr_mimebundle_() if view is not None else None
+
 
 def compare(forge: Any, prompt: str, models: Sequence[str] | str, session: Any = None,
             **options: Any) -> Comparison:
@@ -62,23 +68,25 @@ def comparison_of(columns: Sequence[Column],
     frame = Comparison([c.figures() for c in columns], columns=list(COLUMNS))
     frame.runs = list(columns)
     frame.on_use = on_use
+    frame.view = None
     return frame
 
 
 def _figure(value: Any, unit: str = "", digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if value is None:
         return "—"
     if isinstance(value, float):
         return f"{value:.{digits}f}{unit}"
     return f"{value}{unit}"
 
 
-def side_by_side(frame: pd.DataFrame, *, buttons: bool = False) -> str:
+def side_by_side(frame: Comparison, *, buttons: bool = False) -> str:
     """The answers in columns, the figures under them. Every value from a model or a store is
     escaped: an answer is text, never markup the page would run."""
     e = html.escape
     cells, figures = [], []
-    for row in frame.to_dict("records"):
+    rows = [c.figures() for c in frame.runs]  # the values as made, not as pandas typed them
+    for row in rows:
         answer = row["answer"] or ""
         if len(answer) > ANSWER_SHOWN:
             answer = answer[:ANSWER_SHOWN] + f"\n… ({len(row['answer']) - ANSWER_SHOWN:,} more characters in the frame's answer column)"
@@ -92,7 +100,7 @@ def side_by_side(frame: pd.DataFrame, *, buttons: bool = False) -> str:
             use = (f'<button class="forge-compare-use" data-forge-use="{e(sid)}" '
                    f'title="{e(hint)}">Continue here</button>' if buttons else
                    f'<code>{e(hint)}</code>')
-        cost = "—" if row["cost"] is None or pd.isna(row["cost"]) else f"${row['cost']:.4f}"
+        cost = "—" if row["cost"] is None else f"${row['cost']:.4f}"
         figures.append(
             "<td><dl>"
             f"<dt>status</dt><dd>{e(str(row['status']))}</dd>"
@@ -104,7 +112,7 @@ def side_by_side(frame: pd.DataFrame, *, buttons: bool = False) -> str:
             f"<dt>session</dt><dd>{e(short(sid)) if sid else '—'}</dd>"
             f"</dl>{use}</td>")
     heads = "".join(f"<th>{e(str(r['model']))}{' (replayed)' if r['replayed'] else ''}</th>"
-                    for r in frame.to_dict("records"))
+                    for r in rows)
     return (
         '<div class="forge-compare">'
         f'<table><thead><tr>{heads}</tr></thead><tbody>'

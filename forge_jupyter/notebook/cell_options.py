@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from IPython.core.error import UsageError
 
 CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [/COMMAND ARGS]
+%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [--compare M1,M2] [/COMMAND ARGS]
 <prompt — {name} inserts a notebook variable, {{ and }} are literal braces; after /COMMAND, appended to its template>"""
 
 
@@ -48,6 +48,8 @@ def cell_parser() -> _Parser:
     p.add_argument("--replay", action="store_true")
     # Sent by the side panel's prompt box: the panel is the turn's view (docs/api.md).
     p.add_argument("--panel", action="store_true")
+    # The prompt to several models side by side, each in a fork (notebook/compare_cell.py).
+    p.add_argument("--compare", metavar="MODEL,MODEL")
     return p
 
 

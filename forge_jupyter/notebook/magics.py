@@ -96,6 +96,8 @@ class ForgeMagics(Magics):
         if not text:
             raise UsageError(f"the cell is empty: write the prompt below the %%forge line\nusage: {CELL_USAGE}")
         toggles = parse_tools(opts.tools)
+        if opts.compare is not None:
+            return await self._compare(opts, text)
         from .kernel_status import cell_parent
         from .warmup import LOADING
         from .widget import TurnView
@@ -192,6 +194,24 @@ class ForgeMagics(Magics):
             answer = await run()
             # The panel shows the answer; a value would only send it again as HTML.
             return None if opts.panel and view.widget is None and not view.fallback else answer
+
+    async def _compare(self, opts: argparse.Namespace, text: str) -> Any:
+        """``%%forge --compare m1,m2``: each model in a fork, side by side (compare_cell.py)."""
+        if opts.background or opts.panel or opts.model or opts.tools:
+            raise UsageError("--compare names the models itself and runs in the cell: leave out "
+                             f"--async, --panel, -m and --tools\nusage: {CELL_USAGE}")
+        from .compare_cell import run_compare
+
+        c = self.controller
+        if c.warmup is not None:
+            await c.warmup.core()
+        session, forge = self._session(opts)
+        from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
+
+        forge.flags = forge.flags | {NOTEBOOK_FLAG}  # reading the notebook changes nothing
+        origin = c.origin()
+        return await run_compare(c, opts, session, text, origin,
+                                 None if opts.replay else c.context_note(origin))
 
     def _session(self, opts: argparse.Namespace) -> tuple[Any, Any]:
         """The cell's session (``-s``, ``--new`` or the notebook's current one) and the Forge."""

@@ -108,10 +108,10 @@ def _fork(session: Any, group: str, model: str, origin: dict[str, Any] | None) -
     store = forge.services.store
     forge.flush()
     info = session.info
+    # the notebook only inside "compare": a fork is never taken for the notebook's own session
     meta = {"compare": {"group": group, "model": model, "from": session.id,
-                        "cell": (origin or {}).get("cell_id")}}
-    if info.metadata.get("notebook"):
-        meta["notebook"] = info.metadata["notebook"]
+                        "cell": (origin or {}).get("cell_id"),
+                        "notebook": (origin or {}).get("notebook")}}
     new = SessionInfo(title=fork_title(info.title) if info.title else None, agent=info.agent,
                       model=model, directory=info.directory, metadata=meta)
     n = store.timeline_length(session.id)
@@ -124,15 +124,64 @@ def _fork(session: Any, group: str, model: str, origin: dict[str, Any] | None) -
 def read_column(session: Any, model: str, *, replayed: bool = False,
                 user_id: str | None = None) -> Column:
     """``model``'s column from its fork as stored: the prompt (``user_id``, else the last one)
-    and the answers after it."""
-    from .view import load_turn
+    and its answers, up to the person's next prompt there (a fork one went on in)."""
+    from .view import is_person_turn, load_turn
 
     session.forge.flush()
     turn = load_turn(session.forge.services.store, session.id, user_id)
     user = next((m for m in turn if m.role == "user"), None)
-    # every answer of the turn, a compaction's continuation included (nothing else runs in a fork)
-    answers = [m for m in turn if m.role == "assistant" and not m.summary]
+    answers: list[Message] = []
+    for m in turn[1:] if user is not None else ():
+        if m.role == "user" and is_person_turn(m):
+            break
+        if m.role == "assistant" and not m.summary:  # a compaction's continuation included
+            answers.append(m)
     return Column(model, session, user, answers, replayed=replayed)
+
+
+def recorded(session: Any, text: str, models: Sequence[str],
+             origin: dict[str, Any]) -> list[Column] | None:
+    """The latest comparison this notebook cell ran of ``text`` with these models, as stored
+    (Run All replays it, asking no model); None when there is none to replay."""
+    from .session import Session
+
+    cell, notebook = origin.get("cell_id"), origin.get("notebook")
+    if cell is None and notebook is None:  # a script: nothing says which run this repeats
+        return None
+    forge = session.forge
+    store = forge.services.store
+    forge.flush()
+    groups: dict[str, dict[str, SessionInfo]] = {}
+    cursor = None
+    while True:
+        page = store.list_sessions(cursor=cursor, limit=500)
+        for info in page.items:
+            mark = info.metadata.get("compare")
+            # by the cell where the runner gives cell ids; else (nbclient) by the notebook,
+            # the prompt and the models below
+            if (isinstance(mark, dict) and (cell is None or mark.get("cell") == cell)
+                    and mark.get("notebook") == notebook and isinstance(mark.get("group"), str)):
+                groups.setdefault(mark["group"], {})[str(mark.get("model"))] = info
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    wanted = set(models)
+    for forks in sorted(groups.values(), key=lambda g: max(i.created_at for i in g.values()),
+                        reverse=True):
+        if set(forks) != wanted:
+            continue
+        columns = []
+        for model in models:
+            fork = Session(forge, forks[model])
+            prompt = next((m for m in fork.messages() if m.role == "user"
+                           and (m.origin or {}).get("compare", {}).get("group")
+                           == forks[model].metadata["compare"]["group"]), None)
+            if prompt is None or prompt.text.strip() != text.strip():
+                break
+            columns.append(read_column(fork, model, replayed=True, user_id=prompt.id))
+        else:
+            return columns
+    return None
 
 
 async def compare_async(session: Any, text: str, models: Sequence[str] | str, *,
