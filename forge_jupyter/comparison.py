@@ -133,8 +133,8 @@ STYLE = """
 .forge-compare-answer,.forge-compare-error{white-space:pre-wrap;max-height:24em;overflow:auto;
  font-family:var(--jp-content-font-family,inherit)}
 .forge-compare-error{color:var(--jp-error-color1,#b00)}
-.forge-compare dl{display:grid;grid-template-columns:auto 1fr;gap:2px 10px;margin:0 0 6px;
+.forge-compare dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:0 0 6px;
  font-size:var(--jp-ui-font-size0,11px);color:var(--jp-ui-font-color2,#555)}
-.forge-compare dt{font-weight:600}.forge-compare dd{margin:0}
+.forge-compare dt{font-weight:600;white-space:nowrap}.forge-compare dd{margin:0}
 .forge-compare-use.forge-compare-chosen{font-weight:600}
 """

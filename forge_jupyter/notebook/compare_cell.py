@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.display import display
+from IPython.display import clear_output, display
 
 from ..errors import ForgeError
 
@@ -38,8 +38,8 @@ async def run_compare(controller: Any, opts: argparse.Namespace, session: Any, t
     if columns is None:
         if controller.warmup is not None:
             await controller.warmup.wait()
-        shown = display(f"Asking {len(models)} models side by side: {', '.join(models)} …",
-                        display_id=True)
+        display({"text/plain": f"Asking {len(models)} models side by side: "
+                 f"{', '.join(models)} …"}, raw=True)
         try:
             columns = await compare_async(session, text, models, agent=opts.agent,
                                           budget=opts.budget, max_tokens=opts.max_tokens,
@@ -47,8 +47,7 @@ async def run_compare(controller: Any, opts: argparse.Namespace, session: Any, t
         except ForgeError as exc:
             raise UsageError(str(exc)) from None
         finally:
-            if shown is not None:
-                shown.update("")  # the comparison below says the rest
+            clear_output(wait=True)  # the comparison, when it shows, says the rest
 
     def use(session_id: str) -> None:  # the button then reads "Continuing here"
         controller.use(controller.find(session_id))

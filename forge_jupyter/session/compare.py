@@ -139,6 +139,24 @@ def read_column(session: Any, model: str, *, replayed: bool = False,
     return Column(model, session, user, answers, replayed=replayed)
 
 
+def _going_on(column: Column) -> Column:
+    """A replayed column in a fork of its own, at its answer (a pointer copy): the recorded fork
+    may have gone on since, and a cell that goes on from this answer again (Continue here,
+    then %%forge) must find its own recording at this point, as in the recorded run."""
+    from .session import Session
+
+    answer = column.answer
+    if column.session is None or answer is None or not answer.is_terminal:
+        return column
+    store = column.session.forge.services.store
+    info = column.session.info
+    mark = {**info.metadata.get("compare", {}), "replayed": True}
+    new = SessionInfo(title=info.title, agent=info.agent, model=info.model,
+                      directory=info.directory, metadata={"compare": mark})
+    fork = Session(column.session.forge, store.fork(info.id, answer.id, new))
+    return Column(column.model, fork, column.user, column.turn, column.error, replayed=True)
+
+
 def recorded(session: Any, text: str, models: Sequence[str],
              origin: dict[str, Any]) -> list[Column] | None:
     """The latest comparison this notebook cell ran of ``text`` with these models, as stored
@@ -160,7 +178,8 @@ def recorded(session: Any, text: str, models: Sequence[str],
             # by the cell where the runner gives cell ids; else (nbclient) by the notebook,
             # the prompt and the models below
             if (isinstance(mark, dict) and (cell is None or mark.get("cell") == cell)
-                    and mark.get("notebook") == notebook and isinstance(mark.get("group"), str)):
+                    and mark.get("notebook") == notebook and isinstance(mark.get("group"), str)
+                    and not mark.get("replayed")):
                 groups.setdefault(mark["group"], {})[str(mark.get("model"))] = info
         if page.next_cursor is None:
             break
@@ -180,7 +199,7 @@ def recorded(session: Any, text: str, models: Sequence[str],
                 break
             columns.append(read_column(fork, model, replayed=True, user_id=prompt.id))
         else:
-            return columns
+            return [_going_on(c) for c in columns]
     return None
 
 

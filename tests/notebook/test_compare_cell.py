@@ -57,11 +57,11 @@ def test_compare_cell_runs_each_model_in_a_fork_and_run_all_replays_every_column
     assert "says the mean" not in str(median.body["messages"])
 
     again = run(nb, tmp_path, server.openai_base)  # Restart & Run All
-    # no model asked again for the comparison, every column replayed
-    assert not [r for r in server.requests[asked:] if "Go on." not in str(r.body["messages"])]
+    assert len(server.requests) == asked  # no model asked again, every column replayed
     view = html(again.cells[2])
     assert "model-a says the mean is 4.2" in view and "model-b says the mean is 4.2" in view
     assert view.count("(replayed)") == 3
+    assert "going on in model-a's fork" in shown(again.cells[6])  # replayed there too
 
 
 def test_compare_options_are_checked_in_the_cell(tmp_path, fake_model_server):
