@@ -88,6 +88,13 @@ class ForgeMagics(Magics):
             opts = cell_parser().parse_args(shlex.split(named[0] if named else line))
         except ValueError as exc:
             raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
+        from .mentions.grammar import MentionError, parse
+
+        try:  # what the prompt points at, read before {name} fills in (a value is no mention)
+            pointed = parse(body)
+        except MentionError as exc:
+            raise UsageError(str(exc)) from None
+        body = pointed.text  # @@ is now @
         if named:
             text = command_magic.command_prompt(c, opts, named[1], named[2], body, interpolate,
                                                 self.shell.user_ns)
@@ -150,6 +157,12 @@ class ForgeMagics(Magics):
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
                            max_tokens=opts.max_tokens, origin=origin)
             if plan is None:  # a replayed turn keeps its recorded prompt
+                if pointed.mentions:  # attached as they are now; one pointing at nothing sends nothing
+                    try:
+                        options["attachments"] = await c.attachments(session, pointed.mentions)
+                    except MentionError as exc:
+                        view.finish([])
+                        raise UsageError(str(exc)) from None
                 options["context"] = c.context_note(origin)
 
             async def run() -> Any:

@@ -1,9 +1,8 @@
 """SessionPrompt: persist the user message, take the session's runner, run the loop.
 
-``prompt_async`` is the native form (await it in a kernel); ``prompt`` is the synchronous
-one, which works in a plain script and inside a running event loop (a kernel), where
-``asyncio.run`` fails: there it runs the loop in a helper thread and waits. ``compact_async``
-runs a manual compaction under the same runner discipline.
+``prompt_async`` is the native form (await it in a kernel); ``prompt`` the synchronous one,
+for a plain script and inside a running event loop (a kernel), where ``asyncio.run`` fails:
+it runs the loop in a helper thread and waits. ``compact_async``: a manual compaction.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import asyncio
 import contextlib
 import contextvars
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from .. import llm
@@ -202,18 +201,19 @@ async def prompt_async(
     max_tokens: int | None = None,
     allowance: Allowance | None = None,
     context: str | None = None,
+    attachments: Sequence[str] = (),
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message.
 
     ``allowance``: a subagent's prompt (the ``task`` tool) takes its steps, money, output limit
     and depth from its parent prompt's; ``budget`` and ``max_tokens`` then do not apply.
-    ``context``: the surface's note of where the person is (notebook/cells/note.py), synthetic.
+    ``attachments``, ``context``: what it points at (notebook/mentions/), where the person is
+    (notebook/cells/note.py): synthetic parts after the text.
 
     The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
     secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
     the person pasted a key (a key the code needs belongs in an environment variable)."""
-    text = valid_text(text)
-    files = [valid_text(f) for f in files or ()]
+    text, files = valid_text(text), [valid_text(f) for f in files or ()]
     if max_tokens is not None:  # refused before anything is claimed, read or written
         max_tokens = positive_int(max_tokens, "max_tokens", MAX_TOKENS_HINT)
     if budget is not None:  # refused before anything is claimed, read or written
@@ -222,15 +222,16 @@ async def prompt_async(
                                  "budget for no limit.")
     if allowance is not None:  # a subagent: the parent prompt's limits are the ones that hold
         budget, max_tokens = None, allowance.max_tokens
+    notes = [valid_text(n) for n in [*attachments, *([context] if context else [])]]
     async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
-                        budget=budget, new_text=text, max_tokens=max_tokens,
+                        budget=budget, new_text="\n\n".join([text, *notes]), max_tokens=max_tokens,
                         allowance=allowance) as ctx:
         user = ctx.user_message(text, origin=origin,
                                 metadata={"budget": budget} if budget is not None else {})
-        if context:
+        for note in notes:  # the harness's parts, scrubbed by the write entry like the text
             user.parts.append(TextPart(session_id=session.id, message_id=user.id, synthetic=True,
-                                       text=valid_text(context), time_start=now(), time_end=now()))
-        for path in files or ():
+                                       text=note, time_start=now(), time_end=now()))
+        for path in files:
             user.parts.append(FilePart(session_id=session.id, message_id=user.id, path=path))
         ctx.add_message(user)
         result = await _drive(ctx, lambda: run_loop(ctx))
