@@ -279,7 +279,23 @@ class ReadCells(TypedDict):
     image_chars: NotRequired[int]
 
 
-PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells
+class Completion(TypedDict):
+    """One entry the box offers after an ``@``: ``insert`` is what follows the ``@``."""
+
+    insert: str
+    detail: str
+
+
+class Completions(TypedDict):
+    """The kernel's answer to ``complete`` (notebook/mentions/complete.py)."""
+
+    kind: Literal["completions"]
+    request_id: str
+    query: str
+    items: list[Completion]
+
+
+PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions
 
 
 class PanelStop(TypedDict):
@@ -298,7 +314,15 @@ class Cells(TypedDict):
     cells: list[dict[str, Any]]
 
 
-PanelCommand = Hello | Approve | Answer | PanelStop | Cells
+class Complete(TypedDict):
+    """What the box may offer after the ``@`` the person is typing (``query`` follows it)."""
+
+    type: Literal["complete"]
+    request_id: str
+    query: str
+
+
+PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete
 
 # The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,

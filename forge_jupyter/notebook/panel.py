@@ -148,6 +148,8 @@ class PanelHub:
             self._answer(comm, command)
         elif isinstance(command, proto.CellsReply):
             self._cells(command)
+        elif isinstance(command, proto.Complete):
+            self._send(comm, proto.completions(command.request_id, command.query, self.controller))
         else:
             self._stop(comm, command)
 

@@ -60,8 +60,15 @@ class CellsReply:
     cells: list[Any]
 
 
-Command = Hello | Approve | AnswerQuestion | Stop | CellsReply
+@dataclass(frozen=True)
+class Complete:
+    request_id: str
+    query: str
+
+
+Command = Hello | Approve | AnswerQuestion | Stop | CellsReply | Complete
 MAX_CELLS = 50_000  # cells a page's answer may hold
+MAX_QUERY = 512  # characters after the @ a completion request may send
 
 def _shown(value: Any) -> str:
     """A short, safe rendering of an unexpected value for a notice."""
@@ -125,6 +132,12 @@ def parse(data: Any) -> Command:
         if not isinstance(cells, list) or len(cells) > MAX_CELLS:
             raise PanelError(f"cells: cells must be a list of at most {MAX_CELLS:,} cells.")
         return CellsReply(request_id, cells)
+    if kind == "complete":
+        request_id = _id(data, "request_id", required=True, ours=False)
+        query = data.get("query")
+        if not isinstance(query, str) or len(query) > MAX_QUERY:
+            raise PanelError(f"complete: query must be a string of at most {MAX_QUERY} characters.")
+        return Complete(request_id, query)
     session_id = _id(data, "session_id", required=False)
     turn_id = _id(data, "turn_id", required=False, ours=False)
     if not session_id and not turn_id:
@@ -175,6 +188,19 @@ def info(controller: Any, live: list[str]) -> ops.Info:
             "agent": str(config.agent), "models": models, "agents": agents,
             "session_id": controller.current_session_id or "",
             "notebook": controller.notebook_path or "", "live": list(live)}
+
+
+def completions(request_id: str, query: str, controller: Any) -> ops.Completions:
+    """What the box may offer after ``@query`` (mentions/complete.py)."""
+    from .mentions.complete import candidates
+
+    shell = getattr(controller, "shell", None)
+    namespace = getattr(shell, "user_ns", None) or {}
+    forge = built_forge(controller)
+    root = getattr(forge, "root", None) or os.getcwd()
+    items = candidates(query, namespace, getattr(controller, "run_log", None), root)
+    return {"kind": "completions", "request_id": request_id, "query": query,
+            "items": [{"insert": i.insert, "detail": i.detail} for i in items]}
 
 
 def notice(message: str, level: str = "warning") -> ops.PanelNotice:

@@ -95,6 +95,27 @@ export interface CompactionPart {
   tail_start: string | null;
 }
 
+/** What the box may offer after the `@` the person is typing (`query` follows it). */
+export interface Complete {
+  type: "complete";
+  request_id: string;
+  query: string;
+}
+
+/** One entry the box offers after an `@`: `insert` is what follows the `@`. */
+export interface Completion {
+  insert: string;
+  detail: string;
+}
+
+/** The kernel's answer to `complete` (notebook/mentions/complete.py). */
+export interface Completions {
+  kind: "completions";
+  request_id: string;
+  query: string;
+  items: Completion[];
+}
+
 /** Who allowed or denied tool call `id` (a person, a rule, forge), and why. */
 export interface DecisionOp {
   op: "decision";
@@ -214,9 +235,9 @@ export interface OutputOp {
   text: string;
 }
 
-export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells;
+export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete;
 
-export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells;
+export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions;
 
 export interface PanelNotice {
   kind: "notice";

@@ -60,6 +60,13 @@ export function parse(data: unknown): KernelMessage | null {
         image_ids: Array.isArray(d.image_ids) ? d.image_ids.filter((x): x is string => typeof x === 'string') : [],
         image_chars: seq(d.image_chars)
       };
+    case 'completions':
+      return {
+        kind: 'completions', request_id: str(d.request_id), query: str(d.query),
+        items: Array.isArray(d.items) ? d.items.filter(i => i && typeof i === 'object' &&
+          typeof i.insert === 'string' && typeof i.detail === 'string').slice(0, 100)
+          .map(i => ({ insert: String(i.insert).slice(0, 5000), detail: String(i.detail).slice(0, 200) })) : []
+      };
     default:
       return null;
   }
