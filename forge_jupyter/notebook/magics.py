@@ -164,6 +164,12 @@ class ForgeMagics(Magics):
                         view.finish([])
                         raise UsageError(str(exc)) from None
                 options["context"] = c.context_note(origin)
+                if opts.images:  # pasted in the side panel's box, sent ahead over its comm
+                    try:
+                        options["images"] = panel.HUB.take_images(opts.images)
+                    except ValueError as exc:
+                        view.finish([])
+                        raise UsageError(str(exc)) from None
 
             async def run() -> Any:
                 outcome = None

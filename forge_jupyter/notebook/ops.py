@@ -280,15 +280,11 @@ class ReadCells(TypedDict):
 
 
 class Completion(TypedDict):
-    """One entry the box offers after an ``@``: ``insert`` is what follows the ``@``."""
-
-    insert: str
+    insert: str  # what follows the @ in the box once the entry is taken
     detail: str
 
 
-class Completions(TypedDict):
-    """The kernel's answer to ``complete`` (notebook/mentions/complete.py)."""
-
+class Completions(TypedDict):  # the kernel's answer to complete (notebook/mentions/complete.py)
     kind: Literal["completions"]
     request_id: str
     query: str
@@ -314,15 +310,21 @@ class Cells(TypedDict):
     cells: list[dict[str, Any]]
 
 
-class Complete(TypedDict):
-    """What the box may offer after the ``@`` the person is typing (``query`` follows it)."""
-
+class Complete(TypedDict):  # what the box may offer after the @ the person types (query)
     type: Literal["complete"]
     request_id: str
     query: str
 
 
-PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete
+class PanelImage(TypedDict):
+    """A pasted image, sent ahead of the prompt naming it (``--image <image_id>``)."""
+    type: Literal["image"]
+    image_id: str
+    mime: str
+    data: str
+
+
+PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage
 
 # The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,

@@ -1,8 +1,7 @@
 """SessionPrompt: persist the user message, take the session's runner, run the loop.
 
-``prompt_async`` is the native form (await it in a kernel); ``prompt`` the synchronous one,
-for a plain script and inside a running event loop (a kernel), where ``asyncio.run`` fails:
-it runs the loop in a helper thread and waits. ``compact_async``: a manual compaction.
+``prompt_async`` is the native form (await it in a kernel); ``prompt`` the synchronous one (a
+script; in a running loop, where ``asyncio.run`` fails, a helper thread). ``compact_async``.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from . import compaction, runner
 from .allowance import Allowance
 from .context import RunContext
 from .host import SessionHandle
+from .images import pasted_images
 from .loop import run_loop
 from .recovery import close_open_parts, recover, take_lease
 from .title import title_of
@@ -201,14 +201,14 @@ async def prompt_async(
     max_tokens: int | None = None,
     allowance: Allowance | None = None,
     context: str | None = None,
-    attachments: Sequence[str] = (),
+    attachments: Sequence[str] = (), images: Sequence[tuple[bytes, str]] = (),
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message.
 
     ``allowance``: a subagent's prompt (the ``task`` tool) takes its steps, money, output limit
     and depth from its parent prompt's; ``budget`` and ``max_tokens`` then do not apply.
-    ``attachments``, ``context``: what it points at (notebook/mentions/), where the person is
-    (notebook/cells/note.py): synthetic parts after the text.
+    ``attachments``, ``context``, ``images``: what it points at (notebook/mentions/), where the
+    person is (cells/note.py), what was pasted as (bytes, MIME): parts after the text.
 
     The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
     secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
@@ -231,8 +231,8 @@ async def prompt_async(
         for note in notes:  # the harness's parts, scrubbed by the write entry like the text
             user.parts.append(TextPart(session_id=session.id, message_id=user.id, synthetic=True,
                                        text=note, time_start=now(), time_end=now()))
-        for path in files:
-            user.parts.append(FilePart(session_id=session.id, message_id=user.id, path=path))
+        user.parts.extend(FilePart(session_id=session.id, message_id=user.id, path=p) for p in files)
+        user.parts.extend(await pasted_images(ctx, user, images))  # kept by hash, named by parts
         ctx.add_message(user)
         result = await _drive(ctx, lambda: run_loop(ctx))
         assert result is not None

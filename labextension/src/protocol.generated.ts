@@ -95,20 +95,17 @@ export interface CompactionPart {
   tail_start: string | null;
 }
 
-/** What the box may offer after the `@` the person is typing (`query` follows it). */
 export interface Complete {
   type: "complete";
   request_id: string;
   query: string;
 }
 
-/** One entry the box offers after an `@`: `insert` is what follows the `@`. */
 export interface Completion {
   insert: string;
   detail: string;
 }
 
-/** The kernel's answer to `complete` (notebook/mentions/complete.py). */
 export interface Completions {
   kind: "completions";
   request_id: string;
@@ -235,7 +232,15 @@ export interface OutputOp {
   text: string;
 }
 
-export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete;
+export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage;
+
+/** A pasted image, sent ahead of the prompt naming it (`--image <image_id>`). */
+export interface PanelImage {
+  type: "image";
+  image_id: string;
+  mime: string;
+  data: string;
+}
 
 export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions;
 

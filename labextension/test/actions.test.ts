@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { askText, CELL_ID, fixText, mention, NOT_FIXABLE } from "../src/actions/prompts.js";
 import { insertAt } from "../src/panel/boxText.js";
 import { acceptMention, mentionAt } from "../src/panel/mentionMenu.js";
+import { forgeCode } from "../src/panel/protocol.js";
 
 const JUPYTERLAB_ID = "0f6c2a1e-3b5d-4c8e-9a7f-1d2e3f4a5b6c"; // a UUID, as JupyterLab makes them
 const NBFORMAT_ID = "a1b2c3d4"; // 8 hex characters, as nbformat makes them
@@ -79,4 +80,9 @@ test("an accepted mention replaces what was typed; a folder leaves the caret in 
   assert.deepEqual(acceptMention("@sa why", 0, 3, "sales"), { value: "@sales why", caret: 6 });
   assert.deepEqual(acceptMention("@fi", 0, 3, "file:"), { value: "@file:", caret: 6 });
   assert.deepEqual(acceptMention("@file:d", 0, 7, "file:data/"), { value: "@file:data/", caret: 11 });
+});
+
+test("pasted images are named on the magic's line; an id of another shape is refused", () => {
+  assert.equal(forgeCode("what is this?", "", "", ["paste_0123456789"]), "%%forge --panel --image paste_0123456789\nwhat is this?");
+  assert.throws(() => forgeCode("x", "", "", ["paste_1 --new"]), /paste it again/);
 });

@@ -312,11 +312,11 @@ export class ForgePanel extends Widget {
     }
     const here = () => entry === this.current;
     try {
-      const code = forgeCode(r.prompt, r.model, r.agent);
+      const code = forgeCode(r.prompt, r.model, r.agent, r.images.map(i => i.image_id));
       this.stick = true;
       let unqueue: (() => void) | null = null;
       try {
-        await runPrompt(entry.link, code, {
+        await runPrompt(entry.link, code, r.images, {
           status: (text, level) => {
             if (text === QUEUED && !unqueue) {
               unqueue = entry.turns.queued(r.prompt); // shown until the kernel starts it

@@ -4,6 +4,8 @@
 import { h } from '../render/dom.js';
 import { insertAt } from './boxText';
 import { acceptMention, Completion, mentionAt, MentionMenu } from './mentionMenu';
+import { PastedImages } from './pastedImages';
+import type { PanelImage } from '../protocol.generated';
 import { IInfo, NAME } from './protocol';
 
 /** The kernel's offer after `@query` (empty when forge is not loaded there). */
@@ -13,6 +15,7 @@ export interface IPromptRequest {
   prompt: string;
   model: string; // "" = the kernel's default
   agent: string;
+  images: PanelImage[]; // pasted or dropped, sent ahead of the prompt
 }
 
 const DEFAULT = ''; // the pickers' first entry: no -m / -a on the magic's line
@@ -32,6 +35,10 @@ export class PromptBox {
     this.input.addEventListener('input', () => void this.offer());
     this.input.addEventListener('blur', () => this.menu.close());
     this.menu = new MentionMenu(item => this.pick(item));
+    this.images = new PastedImages((text, level) => this.status(text, level));
+    this.input.addEventListener('paste', e => this.images.take(e.clipboardData?.files) && e.preventDefault());
+    this.input.addEventListener('dragover', e => e.dataTransfer?.types.includes('Files') && e.preventDefault());
+    this.input.addEventListener('drop', e => this.images.take(e.dataTransfer?.files) && e.preventDefault());
     this.model = h('select', { class: 'forge-panel-select forge-panel-model', 'data-testid': 'panel-model', title: 'Model' }) as HTMLSelectElement;
     this.agent = h('select', { class: 'forge-panel-select', 'data-testid': 'panel-agent', title: 'Agent' }) as HTMLSelectElement;
     this.sendEl = h('button', {
@@ -45,7 +52,7 @@ export class PromptBox {
     this.statusEl = h('div', { class: 'forge-panel-status', 'data-testid': 'panel-prompt-status', role: 'status' });
     this.outputEl = h('pre', { class: 'forge-panel-output', 'data-testid': 'panel-kernel-output', hidden: true });
     this.el = h('div', { class: 'forge-panel-promptbox' },
-      this.menu.el, this.input,
+      this.menu.el, this.input, this.images.el,
       h('div', { class: 'forge-panel-controls' }, this.model, this.agent,
         h('span', { class: 'forge-spacer' }), this.stopEl, this.sendEl),
       this.statusEl, this.outputEl);
@@ -162,11 +169,12 @@ export class PromptBox {
     }
     this.input.value = '';
     this.clearOutput();
-    this.onSend({ prompt, model, agent });
+    this.onSend({ prompt, model, agent, images: this.images.drain() });
   }
 
   private readonly input: HTMLTextAreaElement;
   private readonly menu: MentionMenu;
+  private readonly images: PastedImages;
   private mention: { start: number; query: string } | null = null;
   private asked = 0;
   private readonly model: HTMLSelectElement;

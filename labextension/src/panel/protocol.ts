@@ -74,8 +74,14 @@ export function parse(data: unknown): KernelMessage | null {
 
 /** The cell the prompt box runs: `%%forge --panel [-m MODEL] [-a AGENT]` then the prompt.
  * Throws with a message for the person when a name is not one the panel may send. */
-export function forgeCode(prompt: string, model: string, agent: string): string {
+export function forgeCode(prompt: string, model: string, agent: string, imageIds: string[] = []): string {
   let line = '%%forge --panel';
+  for (const id of imageIds) {
+    if (!/^paste_[a-z0-9]{8,40}$/.test(id)) {
+      throw new Error('A pasted image has an id the panel does not send; paste it again.');
+    }
+    line += ` --image ${id}`;
+  }
   for (const [flag, value, what] of [['-m', model, 'model'], ['-a', agent, 'agent']]) {
     if (!value) {
       continue;
