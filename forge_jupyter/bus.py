@@ -161,6 +161,9 @@ class Bus:
     def __init__(self) -> None:
         self._subs: tuple[_Subscription, ...] = ()  # replaced, never mutated: safe to iterate
         self._lock = threading.Lock()
+        # type → whether a subscriber takes it, forgotten at every (un)subscribe: the stream
+        # path asks once a chunk, and a subscriber of full rows only (tracing) wants no deltas
+        self._wanted: dict[type, bool] = {}
 
     def subscribe(
         self,
@@ -175,16 +178,27 @@ class Bus:
         sub = _Subscription(callback, session_id, types)
         with self._lock:
             self._subs = (*self._subs, sub)
+            self._wanted = {}
 
         def unsubscribe() -> None:
             with self._lock:
                 self._subs = tuple(s for s in self._subs if s is not sub)
+                self._wanted = {}
 
         return unsubscribe
 
     @property
     def has_subscribers(self) -> bool:
         return bool(self._subs)
+
+    def wants(self, kind: type) -> bool:
+        """Whether some subscriber takes events of ``kind`` (so building one is worth it)."""
+        table = self._wanted  # read before the subscribers: a stale answer lands in a dropped table
+        wanted = table.get(kind)
+        if wanted is None:
+            wanted = table[kind] = any(
+                s.types is None or issubclass(kind, s.types) for s in self._subs)
+        return wanted
 
     def publish(self, event: Any) -> None:
         subs = self._subs

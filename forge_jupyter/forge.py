@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents import Agent, AgentSet
 from .bus import Bus, SessionStatus
@@ -43,6 +43,10 @@ from .tools.notebook_read import NotebookReader
 from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
 from .tools.registry import ToolRegistry
+from .tracing import Tracing  # the switch alone: OpenTelemetry comes once tracing is on
+
+if TYPE_CHECKING:  # pandas loads only when a comparison runs
+    from .comparison import Comparison
 
 
 class Forge:
@@ -96,6 +100,7 @@ class Forge:
         memory_vector_weight: float = UNSET,
         memory_half_life_days: float = UNSET,
         api_base: str | None = UNSET,
+        tracing: str = UNSET,
         **litellm_kwargs: Any,
     ) -> None:
         # Every setting not passed here comes from its FORGE_* variable, else its declared
@@ -136,6 +141,7 @@ class Forge:
         # MCP servers (mcp/): configured now, started by the first prompt (prepare_tools).
         self.mcp = McpServers(self.root or os.getcwd(), values["mcp_servers"])
         self._memory_settings = {k: values[k] for k in MEMORY_SETTINGS}
+        self.tracing = "off"  # the setting; services.tracer records while it is on (tracing/)
         self.configure(values)  # every setting that a later %config may change again
         if values["builtin_tools"]:
             from .memory.tools import memory_tools
@@ -153,9 +159,8 @@ class Forge:
         from .session.commands import Commands
         from .skills import Skills
 
-        # Skills (skills/): SKILL.md folders, offered by name through the ``skill`` tool.
+        # SKILL.md folders (skills/) and prompt templates in .forge/commands/, run by name
         self.skills = Skills(self.root or os.getcwd()) if skills else None
-        # Commands (session/commands.py): prompt templates in .forge/commands/, run by name.
         self.commands = Commands(self.root or os.getcwd())
         # Retention: only when configured, never by default (a timedelta or "30d").
         self.max_age = values["max_age"]
@@ -164,9 +169,7 @@ class Forge:
     def __repr__(self) -> str:
         return f"Forge(store={self.store!r}, model={self.model!r})"
 
-    # -- its services (session/services.py), under their names as before ----------------------
-    # (builtins: what the lean tool profile may shorten; namespace: the notebook's variables in
-    # a kernel, a private one otherwise; memory: long-term memory while it is on, else None)
+    # -- its services (session/services.py says what each holds), under their names as before
 
     @property
     def store(self) -> Store: return self.services.store  # noqa: E704
@@ -192,6 +195,8 @@ class Forge:
     def namespace(self) -> dict[str, Any]: return self.services.namespace  # noqa: E704
     @property
     def memory(self) -> LongTermMemory | None: return self.services.memory  # noqa: E704
+    @property
+    def tracer(self) -> Tracing | None: return self.services.tracer  # noqa: E704
     @property
     def loaded_tools(self) -> dict[str, set[str]]: return self.services.loaded_tools  # noqa: E704
 
@@ -240,6 +245,13 @@ class Forge:
     def fork(self, session: Session, *, at: str | None = None, name: str | None = None) -> Session:
         """A new session sharing ``session``'s messages up to ``at`` (default: the last)."""
         return session.fork(at, name=name)
+
+    def compare(self, prompt: str, models: Sequence[str] | str, *,
+                session: Session | str | None = None, **options: Any) -> Comparison:
+        """``prompt`` to each model, each in a fork of ``session``; a frame (docs/compare.md)."""
+        from .comparison import compare
+
+        return compare(self, prompt, models, session, **options)
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -292,29 +304,23 @@ class Forge:
 
     def approve(self, request_id: str, answer: str = "once", reason: str | None = None,
                 by: str = "user") -> None:
-        """Answer a pending approval: ``once``, ``session`` (this tool, for the session) or
-        ``deny`` (with a reason the model reads). Safe to call from any thread."""
+        """Answer a pending approval: ``once``, ``session`` or ``deny`` (any thread)."""
         self.approvals.answer(request_id, Answer(answer, reason, by))
 
     def on_approval(self, handler: Callable[[ApprovalRequest], Any], *,
                     fallback: bool = False) -> Callable[[], None]:
-        """Register an approval handler (it may answer at once, or return None and let
-        ``approve`` answer later); its answers are recorded as its own, by its name.
-        ``fallback=True``: it answers only where no one can click — no live view in the
-        notebook (nbconvert, papermill), or a view that fell back to text — so a person in
-        JupyterLab still gets the buttons. Returns the function that unregisters it."""
+        """Register an approval handler (answering at once, or None and ``approve`` later;
+        recorded by its name). ``fallback=True``: only where no one can click (nbconvert,
+        papermill, a text view). Returns the function that unregisters it."""
         return self.approvals.add_handler(handler, fallback=fallback)
 
     def answer(self, request_id: str, text: str, by: str = "user") -> None:
-        """Answer a pending question of the ``question`` tool (the text the model reads).
-        Safe to call from any thread."""
+        """Answer a pending question of the ``question`` tool (any thread)."""
         self.questions.answer(request_id, text, by)
 
     def on_question(self, handler: QuestionHandler) -> Callable[[], None]:
-        """Register a question handler: it gets each ``QuestionRequest`` and returns the answer
-        text at once, or None and lets ``answer`` reply later. While one is registered the
-        question tool waits for answers instead of saying no one can answer. Returns the
-        function that unregisters it."""
+        """Register a question handler (the answer at once, or None and ``answer`` later);
+        while one is registered the question tool waits. Returns its unregistering function."""
         return self.questions.add_handler(handler)
 
     # -- models and running ---------------------------------------------------------------
@@ -341,8 +347,7 @@ class Forge:
                     warnings.warn(scrub(notice) or "", McpWarning, stacklevel=2)
 
     def output_dir(self, session_id: str) -> str:
-        """Where full outputs of truncated tool results are saved for the session: one folder
-        directly under the outputs folder, whatever the id says (``ids.id_path``)."""
+        """The session's folder of full tool outputs, right under ``outputs_root`` (id_path)."""
         return str(id_path(self.outputs_root(), session_id, "session"))
 
     def outputs_root(self) -> Path:
@@ -381,6 +386,7 @@ class Forge:
             self.mcp.close()
         self.flush()
         self.store.close()
+        APPLY["tracing"](self, "off")  # last: the turn's final spans leave
 
     def __enter__(self) -> Forge:
         return self

@@ -124,6 +124,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("tool_search_tokens", "int", 4000, "When the MCP servers' tools take more tokens "
             "than this in a request (estimated), the model gets them lazily: a tool_search tool "
             "finds them by words and loads the ones it needs; 0 always offers them whole."),
+    Setting("tracing", "enum", "off", "off | otlp | global: OpenTelemetry spans of every turn, "
+            "model call and tool call after the GenAI conventions (docs/tracing.md). otlp exports "
+            "over OTLP/HTTP where the standard OTEL_EXPORTER_OTLP_* variables say; global hands "
+            "them to the process's own tracer provider. Needs forge-jupyter[otel]; message "
+            "content only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.",
+            choices=("off", "otlp", "global")),
     Setting("widget_throttle", "float", 30.0, "Most widget updates per second.",
             scope="notebook"),
     Setting("widget", "enum", "auto", "auto | off: 'off' renders turns as plain streamed text.",

@@ -76,6 +76,17 @@ def _token_count(value: Any) -> int:
     return value
 
 
+def _set_tracing(forge: Forge, mode: str) -> None:
+    # off and never on: OpenTelemetry is not imported, the bus untouched
+    if forge.services.tracer is None and mode == "off":
+        forge.tracing = "off"
+        return
+    from .tracing import switch
+
+    forge.services.tracer = switch(forge.services.tracer, forge.bus, mode)
+    forge.tracing = mode
+
+
 def _image_limit(name: str) -> Callable[[Forge, Any], None]:
     # what a vision model is sent of the tools' images (llm/images.py): a count or a size, > 0
     return lambda forge, value: setattr(forge, name, positive_int(
@@ -134,6 +145,7 @@ APPLY: dict[str, Callable[[Forge, Any], None]] = {
                                                        _token_count(value)),
     "mcp_servers": lambda forge, servers: forge.mcp.configure(servers),
     "flags": _set_flags,
+    "tracing": _set_tracing,
     **{name: _image_limit(name) for name in ("image_max_side", "image_max_bytes",
                                              "images_per_step", "images_per_request")},
 }

@@ -20,11 +20,13 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
-from mcp.shared.message import SessionMessage
+
+if TYPE_CHECKING:  # the SDK's package imports its server and OpenTelemetry: only once one starts
+    from mcp.shared.message import SessionMessage
 
 from ..process_group import stop_group
 from .config import ServerSpec
@@ -56,6 +58,8 @@ async def stdio_transport(spec: ServerSpec, errlog: IO[str], closed: anyio.Event
     process = await anyio.open_process([spec.command or "", *spec.args], env=server_env(spec),
                                        stderr=errlog, cwd=spec.cwd, start_new_session=True)
     proc.pid = process.pid
+    from mcp.shared.message import SessionMessage
+
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -111,6 +115,8 @@ async def stdio_transport(spec: ServerSpec, errlog: IO[str], closed: anyio.Event
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     # json.loads, then validation: pydantic's validate_json took 1.2 GB more to parse a 211 MB
     # line (a 100 MB tool result, which the SDK's servers send twice: text and structured).
+    from mcp.shared.message import SessionMessage
+
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(json.loads(line),
                                                                             by_name=False))

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from IPython.core.error import UsageError
 
 CELL_USAGE = """\
-%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [/COMMAND ARGS]
+%%forge [-s NAME|ID] [--new] [-m MODEL] [-a AGENT] [--tools python=false,sql=true] [--budget USD] [--max-tokens N] [--async] [--live|--replay] [--compare M1,M2] [/COMMAND ARGS]
 <prompt — {name} inserts a notebook variable, {{ and }} are literal braces; after /COMMAND, appended to its template>"""
 
 
@@ -50,6 +50,8 @@ def cell_parser() -> _Parser:
     p.add_argument("--panel", action="store_true")
     # The images pasted into the panel's box, sent ahead over its comm (panel.py) by their ids.
     p.add_argument("--image", dest="images", action="append", default=[])
+    # The prompt to several models side by side, each in a fork (notebook/compare_cell.py).
+    p.add_argument("--compare", metavar="MODEL,MODEL")
     return p
 
 

@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 
 from ..errors import ForgeError
 from ..ids import match_short, short
-from . import cell_errors, command_magic, panel, replay_cell
+from . import cell_errors, command_magic, panel, pointing, replay_cell
 from .cell_options import CELL_USAGE, cell_parser, did_you_mean, parse_tools
 from .controller import NotebookForge
 
@@ -88,12 +88,7 @@ class ForgeMagics(Magics):
             opts = cell_parser().parse_args(shlex.split(named[0] if named else line))
         except ValueError as exc:
             raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
-        from .mentions.grammar import MentionError, parse
-
-        try:  # what the prompt points at, read before {name} fills in (a value is no mention)
-            pointed = parse(body)
-        except MentionError as exc:
-            raise UsageError(str(exc)) from None
+        pointed = pointing.read(body)
         body = pointed.text  # @@ is now @
         if named:
             text = command_magic.command_prompt(c, opts, named[1], named[2], body, interpolate,
@@ -103,6 +98,8 @@ class ForgeMagics(Magics):
         if not text:
             raise UsageError(f"the cell is empty: write the prompt below the %%forge line\nusage: {CELL_USAGE}")
         toggles = parse_tools(opts.tools)
+        if opts.compare is not None:
+            return await self._compare(opts, text)
         from .kernel_status import cell_parent
         from .warmup import LOADING
         from .widget import TurnView
@@ -157,19 +154,9 @@ class ForgeMagics(Magics):
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
                            max_tokens=opts.max_tokens, origin=origin)
             if plan is None:  # a replayed turn keeps its recorded prompt
-                if pointed.mentions:  # attached as they are now; one pointing at nothing sends nothing
-                    try:
-                        options["attachments"] = await c.attachments(session, pointed.mentions)
-                    except MentionError as exc:
-                        view.finish([])
-                        raise UsageError(str(exc)) from None
+                # what it points at (pointing.py); one pointing at nothing sends nothing
+                options.update(await pointing.attach(c, session, pointed, opts.images, view))
                 options["context"] = c.context_note(origin)
-                if opts.images:  # pasted in the side panel's box, sent ahead over its comm
-                    try:
-                        options["images"] = panel.HUB.take_images(opts.images)
-                    except ValueError as exc:
-                        view.finish([])
-                        raise UsageError(str(exc)) from None
 
             async def run() -> Any:
                 outcome = None
@@ -211,6 +198,24 @@ class ForgeMagics(Magics):
             answer = await run()
             # The panel shows the answer; a value would only send it again as HTML.
             return None if opts.panel and view.widget is None and not view.fallback else answer
+
+    async def _compare(self, opts: argparse.Namespace, text: str) -> Any:
+        """``%%forge --compare m1,m2``: each model in a fork, side by side (compare_cell.py)."""
+        if opts.background or opts.panel or opts.model or opts.tools:
+            raise UsageError("--compare names the models itself and runs in the cell: leave out "
+                             f"--async, --panel, -m and --tools\nusage: {CELL_USAGE}")
+        from .compare_cell import run_compare
+
+        c = self.controller
+        if c.warmup is not None:
+            await c.warmup.core()
+        session, forge = self._session(opts)
+        from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
+
+        forge.flags = forge.flags | {NOTEBOOK_FLAG}  # reading the notebook changes nothing
+        origin = c.origin()
+        return await run_compare(c, opts, session, text, origin,
+                                 None if opts.replay else c.context_note(origin))
 
     def _session(self, opts: argparse.Namespace) -> tuple[Any, Any]:
         """The cell's session (``-s``, ``--new`` or the notebook's current one) and the Forge."""

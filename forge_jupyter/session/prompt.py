@@ -131,26 +131,26 @@ def _take_runner(store: Any, sid: str,
 
 def _give_back(store: Any, sid: str, writer: Writer | None, owner: str | None,
                title: str | None = None) -> None:
-    """The last rows, a new session's title and the lease, in one opening of the store. Rows
-    the store cannot take yet keep the lease: they stay fenced by it and land at a later flush
-    while it is still this run's (a later prompt of this process takes it over at once)."""
-    with store.hold():
-        flushed = False
-        try:
-            if writer is not None:
-                writer.flush()
-            flushed = True
-            if title is not None:
-                info = store.get_session(sid)  # fresh: a grant may have changed its metadata
-                if info.title is None:  # never over a title someone set meanwhile
-                    store.update_session(info.model_copy(update={"title": title}))
-        finally:
+    """The last rows, then a new session's title and the lease in one opening of the store.
+    Rows the store cannot take yet keep the lease: they stay fenced by it and land at a later
+    flush while it is still this run's (a later prompt of this process takes it over at once).
+    The rows go before the file is held: a flush takes the projection's lock, then the file's,
+    and the other order deadlocks two runs of this process ending at once (a comparison's)."""
+    try:
+        if writer is not None:
+            writer.flush()
+        with store.hold():
             try:
-                if owner is not None and flushed:
-                    store.release_lease(sid, owner)
+                if title is not None:
+                    info = store.get_session(sid)  # fresh: a grant may have changed its metadata
+                    if info.title is None:  # never over a title someone set meanwhile
+                        store.update_session(info.model_copy(update={"title": title}))
             finally:
-                if writer is not None:
-                    writer.let_go()
+                if owner is not None:
+                    store.release_lease(sid, owner)
+    finally:
+        if writer is not None:
+            writer.let_go()
 
 
 def _title(ctx: RunContext) -> str | None:

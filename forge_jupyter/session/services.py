@@ -22,6 +22,7 @@ from .question import Questions
 if TYPE_CHECKING:
     from ..memory import LongTermMemory
     from ..tools.notebook_read import NotebookReader
+    from ..tracing import Tracing
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Services:
     builtins: dict[str, Tool] = field(default_factory=dict)  # what the lean profile may shorten
     # Long-term memory while it is on (Forge.set_memory replaces it), else None.
     memory: LongTermMemory | None = None
+    # OpenTelemetry spans while the tracing setting is on (settings_apply.py), else None.
+    tracer: Tracing | None = None
     # The notebook's own variables in a kernel; a private namespace otherwise.
     namespace: dict[str, Any] = field(default_factory=dict)
     # The notebook around the kernel (notebook/cells/, set by the notebook's controller).

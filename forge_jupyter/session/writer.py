@@ -148,7 +148,7 @@ class Writer:
         """Broadcast a streamed fragment, scrubbed (what may still become a secret waits for
         the next one). Never stored: the full row lands at the block's end."""
         bus = self.bus
-        if bus.has_subscribers:
+        if bus.wants(PartDelta):
             live = self._live.get(part.id)
             if live is None:
                 live = self._live[part.id] = self.scrubber.stream()

@@ -51,6 +51,8 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "memory_vector_weight": (0.4, "0.4", 0.4, "f.memory.weights.vector"),
     "memory_half_life_days": (3.0, "3", 3.0, "f.memory.weights.half_life_days"),
     "flags": (["search"], "search", True, "'search' in f.flags"),
+    # global: the process's own provider (otlp would export, here to nowhere)
+    "tracing": ("global", "global", ["global", True], "[f.tracing, f.services.tracer is not None]"),
     "image_max_side": (512, "512", 512, "f.image_max_side"),
     "image_max_bytes": (99_000, "99000", 99_000, "f.image_max_bytes"),
     "images_per_step": (2, "2", 2, "f.images_per_step"),
