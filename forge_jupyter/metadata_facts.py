@@ -24,7 +24,7 @@ class KeptImage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sha256: str
-    call_id: str  # the tool call that showed it
+    call_id: str  # the tool call that showed it; "" for an image pasted with a prompt
     width: int  # of the kept image, in pixels
     height: int
 

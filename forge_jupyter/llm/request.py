@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..message import Message, ToolPart
-from .request_images import BOUNDARY, ImagePlan, ImageSending
+from ..message import FilePart, Message, ToolPart
+from .request_images import BOUNDARY, ImagePlan, ImageSending, pasted
 
 
 def provider_of(model: str) -> str:
@@ -26,10 +26,17 @@ def to_model_messages(view: list[Message], *, model: str,
     out: list[dict[str, Any]] = []
     for message in view:
         if message.role == "user":
-            texts = []
+            texts: list[str] = []
+            pictures: list[dict[str, Any]] = []
             for p in message.parts:
                 if p.type == "text" and p.text:
                     texts.append(p.text)
+                elif isinstance(p, FilePart) and p.image is not None:  # pasted with the prompt
+                    shown = pasted(p, model, images)
+                    if isinstance(shown, str):
+                        texts.append(shown)
+                    else:
+                        pictures.append(shown)
                 elif p.type == "file":
                     texts.append(f"[attached file: {p.path or p.url} ({p.mime})]")
                 elif p.type == "compaction":
@@ -39,7 +46,10 @@ def to_model_messages(view: list[Message], *, model: str,
                     )
                 elif isinstance(p, ToolPart) and p.is_terminal:  # the person ran it (shell)
                     texts.append(person_ran(p))
-            if texts:
+            if pictures:
+                out.append({"role": "user", "content": [
+                    {"type": "text", "text": "\n\n".join(texts)}, *pictures]})
+            elif texts:
                 out.append({"role": "user", "content": "\n\n".join(texts)})
             continue
         texts = [p.text for p in message.parts if p.type == "text" and p.text]

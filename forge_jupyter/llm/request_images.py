@@ -29,6 +29,16 @@ class ImageSending:
     read: Callable[[FilePart], bytes | None]
 
 
+def pasted(p: FilePart, model: str, sending: ImageSending | None) -> dict[str, Any] | str:
+    """An image pasted with a prompt (a user message's image part): its content part for a
+    vision model, else the line the model reads instead."""
+    label = p.filename or p.mime
+    if sending is None or not supports_vision(model):
+        return f"[{label}: an image the person attached; this model does not take images]"
+    part = ImagePlan(sending)._content(p)
+    return part if isinstance(part, dict) else f"[{label} is not sent to you: {part}]"
+
+
 def image_parts(message: Message) -> list[FilePart]:
     """The images a message's tool calls showed, in order."""
     return [p for p in message.parts

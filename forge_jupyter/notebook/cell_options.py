@@ -48,6 +48,8 @@ def cell_parser() -> _Parser:
     p.add_argument("--replay", action="store_true")
     # Sent by the side panel's prompt box: the panel is the turn's view (docs/api.md).
     p.add_argument("--panel", action="store_true")
+    # The images pasted into the panel's box, sent ahead over its comm (panel.py) by their ids.
+    p.add_argument("--image", dest="images", action="append", default=[])
     # The prompt to several models side by side, each in a fork (notebook/compare_cell.py).
     p.add_argument("--compare", metavar="MODEL,MODEL")
     return p

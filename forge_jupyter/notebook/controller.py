@@ -159,6 +159,18 @@ class NotebookForge:
             self.run_log.last_turn_count = count
         return note
 
+    async def attachments(self, session: Any, mentions: Any) -> list[str]:
+        """What ``mentions`` point at, as the prompt's attachments (mentions/resolve.py);
+        a MentionError when one points at nothing."""
+        from ..scrub import Scrubber, secret_params
+        from .mentions.resolve import Sources, file_reader, resolve
+
+        forge = self.forge
+        sources = Sources(self.shell.user_ns, forge.services.notebook, self.run_log,
+                          file_reader(forge.store, session.info.directory, session.id),
+                          Scrubber.from_environment(extra=secret_params(forge.litellm_kwargs)))
+        return [a.text for a in await resolve(mentions, sources)]
+
     def origin(self) -> dict[str, Any]:
         """Notebook path, cell id and execution count of the cell being run."""
         from .kernel_status import cell_parent

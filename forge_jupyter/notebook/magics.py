@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 
 from ..errors import ForgeError
 from ..ids import match_short, short
-from . import cell_errors, command_magic, panel, replay_cell
+from . import cell_errors, command_magic, panel, pointing, replay_cell
 from .cell_options import CELL_USAGE, cell_parser, did_you_mean, parse_tools
 from .controller import NotebookForge
 
@@ -88,6 +88,8 @@ class ForgeMagics(Magics):
             opts = cell_parser().parse_args(shlex.split(named[0] if named else line))
         except ValueError as exc:
             raise UsageError(f"{exc}\nusage: {CELL_USAGE}") from None
+        pointed = pointing.read(body)
+        body = pointed.text  # @@ is now @
         if named:
             text = command_magic.command_prompt(c, opts, named[1], named[2], body, interpolate,
                                                 self.shell.user_ns)
@@ -152,6 +154,8 @@ class ForgeMagics(Magics):
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
                            max_tokens=opts.max_tokens, origin=origin)
             if plan is None:  # a replayed turn keeps its recorded prompt
+                # what it points at (pointing.py); one pointing at nothing sends nothing
+                options.update(await pointing.attach(c, session, pointed, opts.images, view))
                 options["context"] = c.context_note(origin)
 
             async def run() -> Any:

@@ -279,7 +279,19 @@ class ReadCells(TypedDict):
     image_chars: NotRequired[int]
 
 
-PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells
+class Completion(TypedDict):
+    insert: str  # what follows the @ in the box once the entry is taken
+    detail: str
+
+
+class Completions(TypedDict):  # the kernel's answer to complete (notebook/mentions/complete.py)
+    kind: Literal["completions"]
+    request_id: str
+    query: str
+    items: list[Completion]
+
+
+PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions
 
 
 class PanelStop(TypedDict):
@@ -298,7 +310,21 @@ class Cells(TypedDict):
     cells: list[dict[str, Any]]
 
 
-PanelCommand = Hello | Approve | Answer | PanelStop | Cells
+class Complete(TypedDict):  # what the box may offer after the @ the person types (query)
+    type: Literal["complete"]
+    request_id: str
+    query: str
+
+
+class PanelImage(TypedDict):
+    """A pasted image, sent ahead of the prompt naming it (``--image <image_id>``)."""
+    type: Literal["image"]
+    image_id: str
+    mime: str
+    data: str
+
+
+PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage
 
 # The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,

@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 TARGET = "forge.panel"
 NO_WIDGETS = "no one can answer approvals here (the notebook frontend shows no widgets)"
+PASTED_PER_PROMPT = 4  # images one prompt from the box carries
+PASTED_KEPT = 8  # images pasted in the box the kernel holds until their prompt runs
 PANEL_GONE = "no one can answer approvals here (the side panel was closed and no widget shows this run)"
 
 
@@ -54,6 +56,7 @@ class PanelHub:
         self.controller: Any = None
         self.shell: Any = None
         self._cell_requests: dict[str, Future[list[Any]]] = {}  # read-cells waiting for a page
+        self._pasted: dict[str, tuple[bytes, str]] = {}  # image id → (bytes, MIME), not yet sent
 
     @property
     def attached(self) -> bool:
@@ -148,6 +151,13 @@ class PanelHub:
             self._answer(comm, command)
         elif isinstance(command, proto.CellsReply):
             self._cells(command)
+        elif isinstance(command, proto.PastedImage):
+            with self._lock:  # kept until the prompt naming it runs; the oldest go first
+                self._pasted[command.image_id] = (command.data, command.mime)
+                while len(self._pasted) > PASTED_KEPT:
+                    self._pasted.pop(next(iter(self._pasted)))
+        elif isinstance(command, proto.Complete):
+            self._send(comm, proto.completions(command.request_id, command.query, self.controller))
         else:
             self._stop(comm, command)
 
@@ -223,6 +233,21 @@ class PanelHub:
                 view.stop_requested = True  # still loading: the run will not begin
             elif not view.session.abort():
                 self._send(comm, proto.notice("Nothing to stop: that run has already ended."))
+
+    # -- pasted images (the box sends them ahead of the prompt naming them) ---------------
+
+    def take_images(self, ids: Sequence[str]) -> list[tuple[bytes, str]]:
+        """The pasted images ``ids`` names, each taken once; a ValueError for one not here."""
+        if len(ids) > PASTED_PER_PROMPT:
+            raise ValueError(f"{len(ids)} images are pasted; a prompt takes at most "
+                             f"{PASTED_PER_PROMPT}: remove some and send.")
+        with self._lock:
+            missing = [i for i in ids if i not in self._pasted]
+            if missing:
+                raise ValueError(f"the pasted image {missing[0]} is not in this kernel (it "
+                                 "restarted, or the image was sent long ago): paste it again "
+                                 "and send.")
+            return [self._pasted.pop(i) for i in ids]
 
     # -- the live document (notebook_read, notebook/cells/) -------------------------------
 

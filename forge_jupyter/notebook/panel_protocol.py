@@ -60,8 +60,26 @@ class CellsReply:
     cells: list[Any]
 
 
-Command = Hello | Approve | AnswerQuestion | Stop | CellsReply
+@dataclass(frozen=True)
+class Complete:
+    request_id: str
+    query: str
+
+
+@dataclass(frozen=True)
+class PastedImage:
+    image_id: str
+    mime: str
+    data: bytes
+
+
+Command = Hello | Approve | AnswerQuestion | Stop | CellsReply | Complete | PastedImage
 MAX_CELLS = 50_000  # cells a page's answer may hold
+MAX_QUERY = 512  # characters after the @ a completion request may send
+# A pasted image as it comes, before the image limits fit it (llm/images.py refuses more, too)
+MAX_PASTE_BYTES = 10_000_000
+PASTE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_PASTE_ID = re.compile(r"paste_[a-z0-9]{8,40}")
 
 def _shown(value: Any) -> str:
     """A short, safe rendering of an unexpected value for a notice."""
@@ -125,11 +143,39 @@ def parse(data: Any) -> Command:
         if not isinstance(cells, list) or len(cells) > MAX_CELLS:
             raise PanelError(f"cells: cells must be a list of at most {MAX_CELLS:,} cells.")
         return CellsReply(request_id, cells)
+    if kind == "complete":
+        request_id = _id(data, "request_id", required=True, ours=False)
+        query = data.get("query")
+        if not isinstance(query, str) or len(query) > MAX_QUERY:
+            raise PanelError(f"complete: query must be a string of at most {MAX_QUERY} characters.")
+        return Complete(request_id, query)
+    if kind == "image":
+        return _image(data)
     session_id = _id(data, "session_id", required=False)
     turn_id = _id(data, "turn_id", required=False, ours=False)
     if not session_id and not turn_id:
         raise PanelError("stop needs the session_id (or turn_id) of the run to stop.")
     return Stop(session_id, turn_id)
+
+
+def _image(data: dict[str, Any]) -> PastedImage:
+    import base64
+    import binascii
+
+    image_id, mime, encoded = data.get("image_id"), data.get("mime"), data.get("data")
+    if not isinstance(image_id, str) or not _PASTE_ID.fullmatch(image_id):
+        raise PanelError("image: image_id must be paste_ and 8 to 40 lowercase letters or digits.")
+    if mime not in PASTE_MIMES:
+        raise PanelError(f"image: {_shown(mime)} is not an image the box takes; paste a "
+                         f"{', '.join(m.split('/')[1].upper() for m in PASTE_MIMES)}.")
+    if not isinstance(encoded, str) or len(encoded) > (MAX_PASTE_BYTES + 2) // 3 * 4:
+        raise PanelError(f"image: the image is over {MAX_PASTE_BYTES // 1_000_000} MB; paste a "
+                         "smaller one (forge scales it down anyway).")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise PanelError("image: data is not base64.") from None
+    return PastedImage(image_id, mime, raw)
 
 
 # -- info ------------------------------------------------------------------------------------
@@ -175,6 +221,19 @@ def info(controller: Any, live: list[str]) -> ops.Info:
             "agent": str(config.agent), "models": models, "agents": agents,
             "session_id": controller.current_session_id or "",
             "notebook": controller.notebook_path or "", "live": list(live)}
+
+
+def completions(request_id: str, query: str, controller: Any) -> ops.Completions:
+    """What the box may offer after ``@query`` (mentions/complete.py)."""
+    from .mentions.complete import candidates
+
+    shell = getattr(controller, "shell", None)
+    namespace = getattr(shell, "user_ns", None) or {}
+    forge = built_forge(controller)
+    root = getattr(forge, "root", None) or os.getcwd()
+    items = candidates(query, namespace, getattr(controller, "run_log", None), root)
+    return {"kind": "completions", "request_id": request_id, "query": query,
+            "items": [{"insert": i.insert, "detail": i.detail} for i in items]}
 
 
 def notice(message: str, level: str = "warning") -> ops.PanelNotice:

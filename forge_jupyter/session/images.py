@@ -13,10 +13,11 @@ call's text line as before.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from .. import image_files
 from ..llm.images import FittedImage, RefusedImage, fit, supports_vision
-from ..message import FilePart, KeptImage, Part, ToolPart
+from ..message import FilePart, KeptImage, Message, Part, TextPart, ToolPart
 from ..tools.base import ShownImage
 from .context import RunContext
 
@@ -46,6 +47,29 @@ def carry_image(ctx: RunContext, recorded: FilePart, copy: Part) -> None:
         return
     image_files.save(ctx.output_dir, data, recorded.mime)
     ctx.writer.update_part(copy)
+
+
+async def pasted_images(ctx: RunContext, user: Message, images: Sequence[tuple[bytes, str]]
+                        ) -> list[Part]:
+    """The images pasted with a prompt, as parts of its user message: each fitted to the run's
+    limits and kept by hash like a tool's (``call_id`` ""), or a synthetic line saying why it
+    is not attached. What a model without vision reads of them is request.py's."""
+    if not images:
+        return []
+    kept = await asyncio.to_thread(
+        _fit_and_save, [ShownImage(data, mime, f"pasted {mime}") for data, mime in images], ctx)
+    parts: list[Part] = []
+    for n, (_image, fitted, sha) in enumerate(kept, 1):
+        if isinstance(fitted, FittedImage) and sha is not None:
+            parts.append(FilePart(session_id=user.session_id, message_id=user.id,
+                                  mime=fitted.mime, filename=f"pasted {fitted.label}",
+                                  image=KeptImage(sha256=sha, call_id="", width=fitted.width,
+                                                  height=fitted.height)))
+        else:
+            reason = fitted.reason if isinstance(fitted, RefusedImage) else "it could not be kept"
+            parts.append(TextPart(session_id=user.session_id, message_id=user.id, synthetic=True,
+                                  text=f"[pasted image {n} is not attached: {reason}]"))
+    return parts
 
 
 async def keep_images(ctx: RunContext, part: ToolPart, images: list[ShownImage]

@@ -1,9 +1,7 @@
 """SessionPrompt: persist the user message, take the session's runner, run the loop.
 
-``prompt_async`` is the native form (await it in a kernel); ``prompt`` is the synchronous
-one, which works in a plain script and inside a running event loop (a kernel), where
-``asyncio.run`` fails: there it runs the loop in a helper thread and waits. ``compact_async``
-runs a manual compaction under the same runner discipline.
+``prompt_async`` is the native form (await it in a kernel); ``prompt`` the synchronous one (a
+script; in a running loop, where ``asyncio.run`` fails, a helper thread). ``compact_async``.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ import asyncio
 import contextlib
 import contextvars
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from .. import llm
@@ -24,6 +22,7 @@ from . import compaction, runner
 from .allowance import Allowance
 from .context import RunContext
 from .host import SessionHandle
+from .images import pasted_images
 from .loop import run_loop
 from .recovery import close_open_parts, recover, take_lease
 from .title import title_of
@@ -202,18 +201,19 @@ async def prompt_async(
     max_tokens: int | None = None,
     allowance: Allowance | None = None,
     context: str | None = None,
+    attachments: Sequence[str] = (), images: Sequence[tuple[bytes, str]] = (),
 ) -> Message:
     """Answer ``text`` in ``session``; returns the finished assistant message.
 
     ``allowance``: a subagent's prompt (the ``task`` tool) takes its steps, money, output limit
     and depth from its parent prompt's; ``budget`` and ``max_tokens`` then do not apply.
-    ``context``: the surface's note of where the person is (notebook/cells/note.py), synthetic.
+    ``attachments``, ``context``, ``images``: what it points at (notebook/mentions/), where the
+    person is (cells/note.py), what was pasted as (bytes, MIME): parts after the text.
 
     The prompt is text from outside like any other: made valid Unicode here, and scrubbed of
     secrets by the write entry — the model, the store and the screen see ``[secret:…]`` where
     the person pasted a key (a key the code needs belongs in an environment variable)."""
-    text = valid_text(text)
-    files = [valid_text(f) for f in files or ()]
+    text, files = valid_text(text), [valid_text(f) for f in files or ()]
     if max_tokens is not None:  # refused before anything is claimed, read or written
         max_tokens = positive_int(max_tokens, "max_tokens", MAX_TOKENS_HINT)
     if budget is not None:  # refused before anything is claimed, read or written
@@ -222,16 +222,17 @@ async def prompt_async(
                                  "budget for no limit.")
     if allowance is not None:  # a subagent: the parent prompt's limits are the ones that hold
         budget, max_tokens = None, allowance.max_tokens
+    notes = [valid_text(n) for n in [*attachments, *([context] if context else [])]]
     async with _running(session, model=model, agent=agent, tools=tools, permissions=permissions,
-                        budget=budget, new_text=text, max_tokens=max_tokens,
+                        budget=budget, new_text="\n\n".join([text, *notes]), max_tokens=max_tokens,
                         allowance=allowance) as ctx:
         user = ctx.user_message(text, origin=origin,
                                 metadata={"budget": budget} if budget is not None else {})
-        if context:
+        for note in notes:  # the harness's parts, scrubbed by the write entry like the text
             user.parts.append(TextPart(session_id=session.id, message_id=user.id, synthetic=True,
-                                       text=valid_text(context), time_start=now(), time_end=now()))
-        for path in files or ():
-            user.parts.append(FilePart(session_id=session.id, message_id=user.id, path=path))
+                                       text=note, time_start=now(), time_end=now()))
+        user.parts.extend(FilePart(session_id=session.id, message_id=user.id, path=p) for p in files)
+        user.parts.extend(await pasted_images(ctx, user, images))  # kept by hash, named by parts
         ctx.add_message(user)
         result = await _drive(ctx, lambda: run_loop(ctx))
         assert result is not None

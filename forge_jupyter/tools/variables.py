@@ -23,6 +23,11 @@ def _visible(name: str, value: Any) -> bool:
     return not isinstance(value, types.ModuleType | types.FunctionType | type | types.BuiltinFunctionType)
 
 
+def visible_names(namespace: dict[str, Any]) -> list[str]:
+    """The person's variables, sorted: what the listing shows and an unknown name's error names."""
+    return sorted(n for n, v in namespace.items() if _visible(n, v))
+
+
 def _shape(value: Any) -> str:
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple):
@@ -98,8 +103,8 @@ async def run_variables(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not name:
         return ToolResult(list_variables(namespace), title="variables")
     if name not in namespace:
-        close = [n for n in namespace if _visible(n, namespace[n])]
-        raise ToolError(f"There is no variable named {name!r}. Variables: {', '.join(sorted(close)[:50]) or 'none'}.")
+        close = visible_names(namespace)
+        raise ToolError(f"There is no variable named {name!r}. Variables: {', '.join(close[:50]) or 'none'}.")
     return ToolResult(inspect_variable(name, namespace[name]), title=name)
 
 

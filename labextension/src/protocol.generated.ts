@@ -95,6 +95,24 @@ export interface CompactionPart {
   tail_start: string | null;
 }
 
+export interface Complete {
+  type: "complete";
+  request_id: string;
+  query: string;
+}
+
+export interface Completion {
+  insert: string;
+  detail: string;
+}
+
+export interface Completions {
+  kind: "completions";
+  request_id: string;
+  query: string;
+  items: Completion[];
+}
+
 /** Who allowed or denied tool call `id` (a person, a rule, forge), and why. */
 export interface DecisionOp {
   op: "decision";
@@ -214,9 +232,17 @@ export interface OutputOp {
   text: string;
 }
 
-export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells;
+export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage;
 
-export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells;
+/** A pasted image, sent ahead of the prompt naming it (`--image <image_id>`). */
+export interface PanelImage {
+  type: "image";
+  image_id: string;
+  mime: string;
+  data: string;
+}
+
+export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions;
 
 export interface PanelNotice {
   kind: "notice";

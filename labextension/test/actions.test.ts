@@ -5,6 +5,8 @@ import { test } from "node:test";
 
 import { askText, CELL_ID, fixText, mention, NOT_FIXABLE } from "../src/actions/prompts.js";
 import { insertAt } from "../src/panel/boxText.js";
+import { acceptMention, mentionAt } from "../src/panel/mentionMenu.js";
+import { forgeCode } from "../src/panel/protocol.js";
 
 const JUPYTERLAB_ID = "0f6c2a1e-3b5d-4c8e-9a7f-1d2e3f4a5b6c"; // a UUID, as JupyterLab makes them
 const NBFORMAT_ID = "a1b2c3d4"; // 8 hex characters, as nbformat makes them
@@ -61,4 +63,26 @@ test("a draft is kept: the text goes in at the caret, spaced from the words arou
   assert.deepEqual(insertAt("and more", 0, 0, "Fix it."), { value: "Fix it. and more", caret: 7 });
   // a caret beyond the text (a stale selection) counts as its end
   assert.deepEqual(insertAt("ab", 9, 9, "@cell:a "), { value: "ab @cell:a ", caret: 11 });
+});
+
+test("the mention being typed is found at the caret; @@ and an address are none", () => {
+  assert.deepEqual(mentionAt("compare @sal", 12), { start: 8, query: "sal" });
+  assert.deepEqual(mentionAt("@", 1), { start: 0, query: "" });
+  assert.deepEqual(mentionAt("see @file:data/or", 17), { start: 4, query: "file:data/or" });
+  assert.deepEqual(mentionAt("(@In[3", 6), { start: 1, query: "In[3" });
+  assert.equal(mentionAt("mail a@b", 8), null);
+  assert.equal(mentionAt("a literal @@", 12), null);
+  assert.equal(mentionAt("@df and more", 12), null);
+});
+
+test("an accepted mention replaces what was typed; a folder leaves the caret in the path", () => {
+  assert.deepEqual(acceptMention("compare @sal", 8, 12, "sales"), { value: "compare @sales ", caret: 15 });
+  assert.deepEqual(acceptMention("@sa why", 0, 3, "sales"), { value: "@sales why", caret: 6 });
+  assert.deepEqual(acceptMention("@fi", 0, 3, "file:"), { value: "@file:", caret: 6 });
+  assert.deepEqual(acceptMention("@file:d", 0, 7, "file:data/"), { value: "@file:data/", caret: 11 });
+});
+
+test("pasted images are named on the magic's line; an id of another shape is refused", () => {
+  assert.equal(forgeCode("what is this?", "", "", ["paste_0123456789"]), "%%forge --panel --image paste_0123456789\nwhat is this?");
+  assert.throws(() => forgeCode("x", "", "", ["paste_1 --new"]), /paste it again/);
 });

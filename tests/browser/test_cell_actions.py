@@ -131,8 +131,6 @@ def test_fix_with_forge_under_an_error_fills_the_panels_box_and_enter_sends_it(p
     assert not page.forge_errors
 
 
-@pytest.mark.xfail(strict=True, reason="`@cell:<id>` is resolved by the kernel once the mentions of "
-                   "issue 27 item 4 are on main; until then the model reads the mention as text")
 def test_the_model_receives_the_fixed_cells_source_and_its_traceback(page, lab, script):
     fix_and_send(page, lab, script, "fix_received.ipynb")
     sent = json.dumps(script.requests[-1].messages)

@@ -162,3 +162,25 @@ def test_a_kept_image_is_fitted_to_todays_caps_and_a_lost_one_is_said_so(make_fo
     assert _images(last) == []
     told = next(m["content"] for m in last if m["role"] == "tool")
     assert "is not sent to you: its kept file is gone" in told
+
+
+def test_an_image_pasted_with_a_prompt_is_kept_by_hash_and_sent_to_a_vision_model(make_forge, server,
+                                                                                 tmp_path):
+    server.add(Turn.text("Red."))
+    out = io.BytesIO()
+    PIL.new("RGB", (2000, 1000), (200, 30, 30)).save(out, format="PNG")
+    forge = _forge(make_forge, tmp_path, "openai/gpt-4o")
+    session = forge.session("s")
+    session.prompt("what colour?", images=[(out.getvalue(), "image/png"), (b"not a png", "image/png")])
+    [user] = [m for m in server.requests[0].body["messages"] if m["role"] == "user"]
+    [url] = _images([user])
+    assert _decoded(url)[1].size == (1024, 512)
+    text = user["content"][0]["text"]
+    assert text.startswith("what colour?") and "[pasted image 2 is not attached:" in text
+    # the user message names the image by its hash, kept once in the session's outputs
+    [file] = [p for p in session.messages()[0].parts if isinstance(p, FilePart)]
+    assert file.image.call_id == "" and file.filename.startswith("pasted image/png 1024×512")
+    assert image_files.load(forge.output_dir(session.id), file.image.sha256, file.mime)
+    row = forge.sql(f"SELECT data::VARCHAR AS d FROM part WHERE id = '{file.id}'").d[0]
+    assert file.image.sha256 in row and len(row) < 2_000  # referenced, never inlined
+    assert session.messages()[0].text == "what colour?"

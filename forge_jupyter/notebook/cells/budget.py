@@ -16,6 +16,8 @@ NOTE_CHARS = 1_500  # the context note each prompt carries
 SEARCH_HITS = 50  # cells a search shows
 LIVE_WAIT = 3.0  # seconds the page has to send its cells
 LIVE_OUTPUT_CHARS = 100_000  # characters of each output's data the page sends
+MENTION_CHARS = 8_000  # one thing a prompt points at (@df, @In[3], @file:…)
+MENTIONS_CHARS = 24_000  # everything one prompt points at
 CALL_IMAGES = 8  # images one notebook_read call hands on (a vision model gets images_per_step)
 LIVE_IMAGE_CHARS = 8_000_000  # base64 characters of one image the page sends whole (~6 MB)
 

@@ -168,3 +168,10 @@ class RunLog:
                     return r.error
         last = getattr(sys, "last_value", None)
         return summarize_error(last, self.shell) if isinstance(last, BaseException) else None
+
+    def last_failure(self) -> RunRecord | None:
+        """The last execution of the person's code that failed (``@error``), however many ran
+        fine since; None when none failed while forge was loaded."""
+        with self._lock:
+            return next((r for r in reversed(self.runs)
+                         if r.ended is not None and not r.forge and r.error is not None), None)

@@ -14,6 +14,7 @@ import { HistoryView } from './history';
 import { forgeIcon } from './icon';
 import { KernelLink, LinkState } from './kernelLink';
 import { answerReadCells } from './liveCells';
+import { completeMention } from './mentionAsk';
 import { LiveTurns } from './liveTurns';
 import { IPromptRequest, PromptBox } from './promptBox';
 import { forgeCode, KernelMessage } from './protocol';
@@ -85,7 +86,8 @@ export class ForgePanel extends Widget {
         });
       }
     }).observe(this.turnsHost, { childList: true, subtree: true, characterData: true });
-    this.prompt = new PromptBox(r => void this.send(r), () => this.current?.turns.stopAll());
+    this.prompt = new PromptBox(r => void this.send(r), () => this.current?.turns.stopAll(),
+      query => this.current ? completeMention(this.current.link, query) : Promise.resolve([]));
     this.costs = new CostStrip(api);
     this.sessions = new SessionList(api, s => void this.openHistory(s));
     this.history = new HistoryView(api, () => this.showList(), id => void this.openHistoryId(id));
@@ -310,11 +312,11 @@ export class ForgePanel extends Widget {
     }
     const here = () => entry === this.current;
     try {
-      const code = forgeCode(r.prompt, r.model, r.agent);
+      const code = forgeCode(r.prompt, r.model, r.agent, r.images.map(i => i.image_id));
       this.stick = true;
       let unqueue: (() => void) | null = null;
       try {
-        await runPrompt(entry.link, code, {
+        await runPrompt(entry.link, code, r.images, {
           status: (text, level) => {
             if (text === QUEUED && !unqueue) {
               unqueue = entry.turns.queued(r.prompt); // shown until the kernel starts it

@@ -3,12 +3,19 @@
 // status line and what the kernel printed for the prompt.
 import { h } from '../render/dom.js';
 import { insertAt } from './boxText';
+import { acceptMention, Completion, mentionAt, MentionMenu } from './mentionMenu';
+import { PastedImages } from './pastedImages';
+import type { PanelImage } from '../protocol.generated';
 import { IInfo, NAME } from './protocol';
+
+/** The kernel's offer after `@query` (empty when forge is not loaded there). */
+export type Completer = (query: string) => Promise<Completion[]>;
 
 export interface IPromptRequest {
   prompt: string;
   model: string; // "" = the kernel's default
   agent: string;
+  images: PanelImage[]; // pasted or dropped, sent ahead of the prompt
 }
 
 const DEFAULT = ''; // the pickers' first entry: no -m / -a on the magic's line
@@ -17,13 +24,21 @@ const MAX_OUTPUT = 20000; // characters of kernel output kept under the box
 export class PromptBox {
   readonly el: HTMLElement;
 
-  constructor(private readonly onSend: (r: IPromptRequest) => void, private readonly onStop: () => void) {
+  constructor(private readonly onSend: (r: IPromptRequest) => void, private readonly onStop: () => void,
+    private readonly complete: Completer = async () => []) {
     this.input = h('textarea', {
       class: 'forge-panel-input', 'data-testid': 'panel-prompt', rows: '3',
       placeholder: 'Ask forge in this notebook’s kernel… (Enter sends, Shift+Enter: new line)',
       'aria-label': 'Prompt'
     }) as HTMLTextAreaElement;
     this.input.addEventListener('keydown', e => this.onKey(e));
+    this.input.addEventListener('input', () => void this.offer());
+    this.input.addEventListener('blur', () => this.menu.close());
+    this.menu = new MentionMenu(item => this.pick(item));
+    this.images = new PastedImages((text, level) => this.status(text, level));
+    this.input.addEventListener('paste', e => this.images.take(e.clipboardData?.files) && e.preventDefault());
+    this.input.addEventListener('dragover', e => e.dataTransfer?.types.includes('Files') && e.preventDefault());
+    this.input.addEventListener('drop', e => this.images.take(e.dataTransfer?.files) && e.preventDefault());
     this.model = h('select', { class: 'forge-panel-select forge-panel-model', 'data-testid': 'panel-model', title: 'Model' }) as HTMLSelectElement;
     this.agent = h('select', { class: 'forge-panel-select', 'data-testid': 'panel-agent', title: 'Agent' }) as HTMLSelectElement;
     this.sendEl = h('button', {
@@ -37,7 +52,7 @@ export class PromptBox {
     this.statusEl = h('div', { class: 'forge-panel-status', 'data-testid': 'panel-prompt-status', role: 'status' });
     this.outputEl = h('pre', { class: 'forge-panel-output', 'data-testid': 'panel-kernel-output', hidden: true });
     this.el = h('div', { class: 'forge-panel-promptbox' },
-      this.input,
+      this.menu.el, this.input, this.images.el,
       h('div', { class: 'forge-panel-controls' }, this.model, this.agent,
         h('span', { class: 'forge-spacer' }), this.stopEl, this.sendEl),
       this.statusEl, this.outputEl);
@@ -91,7 +106,47 @@ export class PromptBox {
     box.focus();
   }
 
+  /** After an `@` being typed, what the kernel offers for it (a later keystroke's answer wins). */
+  private async offer(): Promise<void> {
+    const box = this.input;
+    const at = box.selectionStart === box.selectionEnd ? mentionAt(box.value, box.selectionStart) : null;
+    const asked = ++this.asked;
+    if (!at) {
+      this.menu.close();
+      return;
+    }
+    let items: Completion[] = [];
+    try {
+      items = await this.complete(at.query);
+    } catch {
+      items = [];
+    }
+    if (asked === this.asked) {
+      this.mention = at;
+      this.menu.show(items);
+    }
+  }
+
+  private pick(item: Completion): void {
+    const at = this.mention;
+    this.menu.close();
+    if (!at) {
+      return;
+    }
+    const box = this.input;
+    const edit = acceptMention(box.value, at.start, box.selectionStart, item.insert);
+    box.value = edit.value;
+    box.setSelectionRange(edit.caret, edit.caret);
+    box.focus();
+    if (item.insert.endsWith('/') || item.insert.endsWith(':')) {
+      void this.offer(); // a folder: what is in it
+    }
+  }
+
   private onKey(e: KeyboardEvent): void {
+    if (this.menu.key(e)) {
+      return;
+    }
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       this.submit();
@@ -114,10 +169,14 @@ export class PromptBox {
     }
     this.input.value = '';
     this.clearOutput();
-    this.onSend({ prompt, model, agent });
+    this.onSend({ prompt, model, agent, images: this.images.drain() });
   }
 
   private readonly input: HTMLTextAreaElement;
+  private readonly menu: MentionMenu;
+  private readonly images: PastedImages;
+  private mention: { start: number; query: string } | null = null;
+  private asked = 0;
   private readonly model: HTMLSelectElement;
   private readonly agent: HTMLSelectElement;
   private readonly sendEl: HTMLButtonElement;

@@ -60,6 +60,13 @@ export function parse(data: unknown): KernelMessage | null {
         image_ids: Array.isArray(d.image_ids) ? d.image_ids.filter((x): x is string => typeof x === 'string') : [],
         image_chars: seq(d.image_chars)
       };
+    case 'completions':
+      return {
+        kind: 'completions', request_id: str(d.request_id), query: str(d.query),
+        items: Array.isArray(d.items) ? d.items.filter(i => i && typeof i === 'object' &&
+          typeof i.insert === 'string' && typeof i.detail === 'string').slice(0, 100)
+          .map(i => ({ insert: String(i.insert).slice(0, 5000), detail: String(i.detail).slice(0, 200) })) : []
+      };
     default:
       return null;
   }
@@ -67,8 +74,14 @@ export function parse(data: unknown): KernelMessage | null {
 
 /** The cell the prompt box runs: `%%forge --panel [-m MODEL] [-a AGENT]` then the prompt.
  * Throws with a message for the person when a name is not one the panel may send. */
-export function forgeCode(prompt: string, model: string, agent: string): string {
+export function forgeCode(prompt: string, model: string, agent: string, imageIds: string[] = []): string {
   let line = '%%forge --panel';
+  for (const id of imageIds) {
+    if (!/^paste_[a-z0-9]{8,40}$/.test(id)) {
+      throw new Error('A pasted image has an id the panel does not send; paste it again.');
+    }
+    line += ` --image ${id}`;
+  }
   for (const [flag, value, what] of [['-m', model, 'model'], ['-a', agent, 'agent']]) {
     if (!value) {
       continue;

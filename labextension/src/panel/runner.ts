@@ -5,6 +5,7 @@ import { KernelMessage } from '@jupyterlab/services';
 
 import { KernelLink } from './kernelLink';
 import { LOAD_CODE } from './protocol';
+import type { PanelImage } from '../protocol.generated';
 
 export interface IRunHooks {
   /** What the box says under the prompt ("" to clear). */
@@ -19,7 +20,7 @@ const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 export const QUEUED = 'queued: the kernel is busy';
 
 /** Runs `code` (a %%forge --panel cell) in the link's kernel; resolves when it has run. */
-export async function runPrompt(link: KernelLink, code: string, hooks: IRunHooks): Promise<void> {
+export async function runPrompt(link: KernelLink, code: string, ahead: PanelImage[], hooks: IRunHooks): Promise<void> {
   const kernel = link.kernel;
   if (!kernel) {
     throw new Error('This notebook has no kernel: start one (Kernel → Restart Kernel…) and send again.');
@@ -39,6 +40,13 @@ export async function runPrompt(link: KernelLink, code: string, hooks: IRunHooks
       hooks.status('The kernel loaded forge but its side-panel channel did not answer; ' +
         'this run shows as text below.', 'warning');
     }
+  }
+  if (ahead.length && !link.attached) {
+    throw new Error('The pasted images could not reach the kernel (its side-panel channel did not ' +
+      'answer); reload the page and send again.');
+  }
+  for (const image of ahead) {
+    link.send(image); // on the kernel's shell channel, so before the cell that names it
   }
   const reply = await execute(link, code, false, hooks);
   if (reply.status === 'aborted') {
