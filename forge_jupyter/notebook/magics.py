@@ -145,6 +145,10 @@ class ForgeMagics(Magics):
             from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
 
             forge.flags = forge.flags | {NOTEBOOK_FLAG}  # notebook_read (notebook/cells/)
+            if panel.HUB.attached:  # a page with the extension applies cell edits
+                from ..tools.notebook_edit import FLAG as CELLS_FLAG
+
+                forge.flags = forge.flags | {CELLS_FLAG}
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,

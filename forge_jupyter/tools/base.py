@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the services' types, named without importing the layers abo
     from ..memory import LongTermMemory
     from ..session.question import Questions
     from ..store.base import Store
+    from .notebook_edit import NotebookEditor
     from .notebook_read import NotebookReader
 
 
@@ -121,6 +122,7 @@ class ToolContext:
     questions: Questions | None = None  # who answers the question tool
     memory: LongTermMemory | None = None  # long-term memory while it is on
     notebook: NotebookReader | None = None  # the notebook the kernel runs (notebook_read)
+    editor: NotebookEditor | None = None  # changes its cells through the page (the cell tools)
     agents: AgentSet | None = None  # the agents a subagent (task) may run as
     # A new child session of the owner (``Forge.session``): what the task tool runs in.
     new_session: Callable[..., Any] | None = None
