@@ -38,6 +38,7 @@ from .store.base import Store
 from .store.open import open_store  # one opener for the kernel, the CLI and the server
 from .store.projection import Projection, Rejected
 from .tools.base import Tool, tool_from_function
+from .tools.notebook_edit import NotebookEditor
 from .tools.notebook_read import NotebookReader
 from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
@@ -184,6 +185,8 @@ class Forge:
     def plugins(self) -> Any: return self.services.plugins  # noqa: E704
     @property
     def notebook(self) -> NotebookReader | None: return self.services.notebook  # noqa: E704
+    @property
+    def editor(self) -> NotebookEditor | None: return self.services.editor  # noqa: E704
     @property
     def builtins(self) -> dict[str, Tool]: return self.services.builtins  # noqa: E704
     @property

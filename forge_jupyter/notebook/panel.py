@@ -296,7 +296,7 @@ class PanelHub:
             self._send(comm, proto.notice("That review was not recorded: forge is not loaded "
                                           "in this kernel any more."))
             return
-        from .cells.edit import record_review
+        from .cells.review import record_review
 
         record_review(forge, command.session_id, command.change_id, command.cell_id,
                       command.edit, command.decision, by="user")

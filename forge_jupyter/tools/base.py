@@ -163,6 +163,9 @@ class Tool:
     # raised here refuses the call before any rule is read.
     subject: Callable[[dict[str, Any], str | None, str | None], Subject] | None = None
     flag: str | None = None  # offered only when this flag is on (Forge(flags={...}))
+    # What a call says when the flag is off and the model calls it anyway (why it is not
+    # offered here, what to do instead); None: the plain "Unknown tool".
+    absent: str | None = None
     models: Callable[[str], bool] | None = None  # offered only to the models this accepts
     # The agent layer's default for it, before the agent's and the Forge's own rules (which may
     # narrow or widen it): "ask" makes even a read-only tool ask (webfetch).

@@ -170,7 +170,7 @@ def _tool(name: str, kind: Kind, description: str, properties: dict[str, Any],
                 "person's review in the notebook.",
                 parameters={"type": "object", "properties": properties, "required": required,
                             "additionalProperties": False},
-                execute=_runner(kind), mutating=True, flag=FLAG,
+                execute=_runner(kind), mutating=True, flag=FLAG, absent=NEEDS_PAGE,
                 subject_arg="cell_id" if "cell_id" in properties else "cell_type",
                 argument="name")
 

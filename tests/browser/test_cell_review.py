@@ -34,7 +34,7 @@ def _bar(nb: NotebookPage, index: int):
 def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage, list[str]]:
     lab.write_notebook(name, ["x = 1", "y = 2", "z = 3", LOAD, forge_cell("Tidy up.")])
     ids = [c.id for c in lab.read_notebook(name).cells]
-    script.add(Turn([tool_call(n, args(ids), call_id=f"c{i}") for i, (n, args) in enumerate(calls)]),
+    script.add(Turn([tool_call(n, args(ids), id=f"c{i}") for i, (n, args) in enumerate(calls)]),
                Turn.text("Tidied."))
     nb = NotebookPage(page, lab, name).open()
     panel = PanelPage(page).open()  # the comm the page applies edits on

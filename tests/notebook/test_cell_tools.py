@@ -126,10 +126,10 @@ def test_a_stale_or_foreign_cell_id_gets_the_pages_reason_and_how_to_get_ids(ker
 
 
 def test_bad_sources_and_ids_are_refused_before_the_page_sees_them(kernel, server, panel):
-    server.add(Turn([tool_call("notebook_insert", {"source": "%%forge\nagain"}, call_id="c1"),
-                     tool_call("notebook_edit", {"cell_id": "c-1", "source": "x" * 100_001}, call_id="c2"),
-                     tool_call("notebook_insert", {"source": "data = '\x00\x01'"}, call_id="c3"),
-                     tool_call("notebook_move", {"cell_id": "../x"}, call_id="c4")]),
+    server.add(Turn([tool_call("notebook_insert", {"source": "%%forge\nagain"}, id="c1"),
+                     tool_call("notebook_edit", {"cell_id": "c-1", "source": "x" * 100_001}, id="c2"),
+                     tool_call("notebook_insert", {"source": "data = '\x00\x01'"}, id="c3"),
+                     tool_call("notebook_move", {"cell_id": "../x"}, id="c4")]),
                Turn.text("Refused."))
     page = Page(kernel, panel, lambda e: _ok("c-x", 0))
     assert kernel.run("%%forge\nTry.", on_comm=page).status == "ok"
@@ -182,7 +182,7 @@ def test_a_review_decision_is_recorded_in_the_session_with_who_and_when(kernel, 
 
 def test_without_the_extension_the_cell_tools_are_not_offered_and_the_file_is_untouched(tmp_path):
     # nbclient (papermill, CI): no page answers the panel's comm, so no cell tool is offered;
-    # a model that calls one anyway is told it is unknown, and nothing edits the saved file.
+    # a model that calls one anyway is told plainly what it needs, and nothing edits the file.
     with FakeModelServer() as server:
         server.add(Turn([tool_call("notebook_insert", {"source": "x = 1"})]), Turn.text("Could not."))
         nb = notebook("a = 1", "%%forge\nAdd a cell that sets x.")
@@ -193,6 +193,7 @@ def test_without_the_extension_the_cell_tools_are_not_offered_and_the_file_is_un
         first, second = server.requests
     assert not _offered(first) & CELL_TOOLS and "notebook_read" in _offered(first)
     [result] = [m["content"] for m in second.messages if m["role"] == "tool"]
-    assert "Unknown tool 'notebook_insert'" in result
+    assert "need JupyterLab or Notebook 7 with forge-jupyter's extension" in result
+    assert "nothing was changed" in result
     assert path.read_bytes() == saved
-    assert [c.source for c in done.cells] == ["a = 1", "%%forge\nAdd a cell that sets x."]
+    assert [c.source for c in done.cells] == [c.source for c in nb.cells]

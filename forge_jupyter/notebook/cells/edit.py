@@ -3,23 +3,19 @@ the side panel's comm (``edit-cell`` → ``cell-edited``, notebook/ops.py), with
 
 The page applies it through JupyterLab's notebook model and stages it for review
 (labextension/src/cells/); the person's decisions come back as ``cell-reviewed`` and are
-recorded here as ``cell.reviewed`` events of the session, like the answers to approvals.
+recorded as ``cell.reviewed`` events of the session (review.py), like the answers to approvals.
 Nothing here touches the ``.ipynb`` file: with no page attached the change is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import secrets
 from collections.abc import Callable
 from typing import Any
 
 from ...errors import ToolError
-from ...message import Event
 from ...tools.notebook_edit import ID_HINT, NEEDS_PAGE, CellChange, CellEdited
-
-log = logging.getLogger(__name__)
 
 EDIT_WAIT = 10.0  # seconds the page has to apply one change
 
@@ -55,15 +51,3 @@ class CellEditor:
             raise ToolError(f"The notebook did not take that change: {reply.error or 'no reason given'}."
                             f"{hint}")
         return CellEdited(reply.cell_id, reply.index, reply.staged, change_id)
-
-
-def record_review(forge: Any, session_id: str, change_id: str, cell_id: str, edit: str,
-                  decision: str, by: str) -> None:
-    """A staged change decided: an event row of its session (who, when), written now."""
-    forge.projection.put_event(Event(
-        session_id=session_id, type="cell.reviewed", actor=by,
-        data={"change_id": change_id, "cell_id": cell_id, "edit": edit, "decision": decision}))
-    try:
-        forge.flush()
-    except Exception:  # the store busy or gone: the row stays buffered for the next flush
-        log.warning("forge: a cell review was not stored yet", exc_info=True)

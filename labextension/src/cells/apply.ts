@@ -72,22 +72,25 @@ function apply(nb: NotebookPanel, msg: EditCell): { id: string; index: number } 
   }
   if (msg.edit === 'delete') {
     const json = cell.toJSON() as unknown as Record<string, unknown>;
+    const previous = i > 0 ? model.cells.get(i - 1).id : undefined;
     shared.transact(() => {
       shared.deleteCell(i);
       if (stage) {
-        setDeleted(nb, [...deletedOf(nb), { change: msg.change_id, session: msg.session_id, index: i, cell: json }]);
+        setDeleted(nb, [...deletedOf(nb), { change: msg.change_id, session: msg.session_id, index: i, previous, cell: json }]);
       }
     });
     return { id: msg.cell_id, index: -1 };
   }
   const to = target(nb, msg, i);
   shared.transact(() => {
-    if (to !== i) {
-      shared.moveCell(i, to);
-    }
+    // marked before the move: the move copies the cell, and model.cells only catches up after
+    // the transaction (marking `model.cells.get(to)` here would mark the cell that was there)
     if (stage) {
       const from = old?.inserted ? undefined : (old?.from ?? i);
-      model.cells.get(to).sharedModel.setMetadata(KEY, merged(old, { from }) as never);
+      cell.sharedModel.setMetadata(KEY, merged(old, { from }) as never);
+    }
+    if (to !== i) {
+      shared.moveCell(i, to);
     }
   });
   return { id: msg.cell_id, index: to };

@@ -24,6 +24,7 @@ export interface IDeleted {
   change: string;
   session: string;
   index: number;
+  previous?: string; // the id of the cell before it: where Reject puts it back, if still there
   cell: Record<string, unknown>;
 }
 

@@ -144,7 +144,14 @@ export class CellReview {
     model.sharedModel.transact(() => {
       setDeleted(this.nb, all.filter(x => x !== d));
       if (decision === 'rejected') {
-        model.sharedModel.insertCell(Math.min(d.index, model.cells.length), d.cell as never);
+        // after the cell it followed, wherever that is now; else at its old position
+        let at = Math.min(d.index, model.cells.length);
+        for (let k = 0; d.previous && k < model.cells.length; k++) {
+          if (model.cells.get(k).id === d.previous) {
+            at = k + 1;
+          }
+        }
+        model.sharedModel.insertCell(at, d.cell as never);
       }
     });
     this.tell(d.session, [d.change], String(d.cell.id ?? ''), 'delete', decision);
@@ -162,7 +169,8 @@ export class CellReview {
 
   private timer = 0;
 
-  private schedule(): void {
+  /** Draw again soon (after a change the kernel asked for). */
+  schedule(): void {
     if (!this.timer) {
       this.timer = window.setTimeout(() => {
         this.timer = 0;

@@ -160,7 +160,12 @@ export class ForgePanel extends Widget {
       // notebook_read: this notebook's cells for its own kernel, whichever notebook is shown
       link.received.connect((_, msg) => msg.kind === 'read-cells' && answerReadCells(link, nb, msg));
       // the cell tools: the change applied through JupyterLab's model, staged for review
-      link.received.connect((_, msg) => msg.kind === 'edit-cell' && link.send(applyEdit(nb, msg)));
+      link.received.connect((_, msg) => {
+        if (msg.kind === 'edit-cell') {
+          link.send(applyEdit(nb, msg));
+          e.review.schedule();
+        }
+      });
       entry.turns.changed.connect(() => e === this.current && this.prompt.setRunning(e.turns.running));
       nb.disposed.connect(() => {
         this.links.delete(nb);
