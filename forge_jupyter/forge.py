@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,7 @@ class Forge:
         stream_timeout: float | None = UNSET,
         max_tokens: int | None = UNSET,
         tool_profile: str = UNSET,
+        tool_search_tokens: int = UNSET,
         compaction_ratio: float = UNSET,
         char_budget: int = UNSET,
         image_max_side: int = UNSET,
@@ -193,6 +195,8 @@ class Forge:
     def namespace(self) -> dict[str, Any]: return self.services.namespace  # noqa: E704
     @property
     def memory(self) -> LongTermMemory | None: return self.services.memory  # noqa: E704
+    @property
+    def loaded_tools(self) -> dict[str, set[str]]: return self.services.loaded_tools  # noqa: E704
 
     def configure(self, values: dict[str, Any]) -> None:
         """Apply settings that take effect at the next prompt (``%config`` lands here too).
@@ -330,9 +334,14 @@ class Forge:
         if self.skills is not None:
             self.skills.sync(self.registry)
         if self.mcp:
+            from .mcp import McpWarning
+
             scrub = Scrubber.from_environment()  # a server's stderr may quote its own keys
+            in_kernel = bool(self.namespace.get("get_ipython"))
             for notice in await self.mcp.prepare(self.registry):
                 self.announce(session_id, scrub(notice) or "")
+                if not in_kernel:  # a script has no widget to show the notice in
+                    warnings.warn(scrub(notice) or "", McpWarning, stacklevel=2)
 
     def output_dir(self, session_id: str) -> str:
         """Where full outputs of truncated tool results are saved for the session: one folder

@@ -121,6 +121,9 @@ SETTINGS: tuple[Setting, ...] = (
             "sql, read and edit with short descriptions and a shorter system prompt, for small "
             "context windows; auto picks it for models litellm knows to have at most 16k input "
             "tokens.", choices=("auto", "full", "lean")),
+    Setting("tool_search_tokens", "int", 4000, "When the MCP servers' tools take more tokens "
+            "than this in a request (estimated), the model gets them lazily: a tool_search tool "
+            "finds them by words and loads the ones it needs; 0 always offers them whole."),
     Setting("widget_throttle", "float", 30.0, "Most widget updates per second.",
             scope="notebook"),
     Setting("widget", "enum", "auto", "auto | off: 'off' renders turns as plain streamed text.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .errors import positive_int, positive_number
+from .errors import InvalidOption, positive_int, positive_number
 from .memory import MEMORY_FLAG
 from .model_choice import MAX_TOKENS_HINT
 from .tools.permission import Rule
@@ -69,6 +69,13 @@ def _max_age(value: Any) -> Any:  # timedelta | "30d" | None → timedelta | Non
     return parse_max_age(value)
 
 
+def _token_count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidOption(f"tool_search_tokens must be a whole number of tokens, 0 or more, "
+                            f"got {value!r} (0: MCP tools are always offered whole).")
+    return value
+
+
 def _image_limit(name: str) -> Callable[[Forge, Any], None]:
     # what a vision model is sent of the tools' images (llm/images.py): a count or a size, > 0
     return lambda forge, value: setattr(forge, name, positive_int(
@@ -123,6 +130,8 @@ APPLY: dict[str, Callable[[Forge, Any], None]] = {
     "stream_timeout": _set("stream_timeout"),
     "max_tokens": _set("max_tokens"),
     "tool_profile": _set("tool_profile"),
+    "tool_search_tokens": lambda forge, value: setattr(forge, "tool_search_tokens",
+                                                       _token_count(value)),
     "mcp_servers": lambda forge, servers: forge.mcp.configure(servers),
     "flags": _set_flags,
     **{name: _image_limit(name) for name in ("image_max_side", "image_max_bytes",

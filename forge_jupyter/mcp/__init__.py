@@ -19,7 +19,12 @@ from .config import ServerSpec, load_servers, trust_project
 from .supervisor import Supervisor
 from .tools import adapt, hint_label, schema_problem, tool_name
 
-__all__ = ["McpServers", "ServerSpec", "load_servers"]
+__all__ = ["McpServers", "McpWarning", "ServerSpec", "load_servers"]
+
+
+class McpWarning(UserWarning):
+    """What a script would otherwise never hear of its MCP servers: one that did not start, a
+    configuration problem, tools left out (a notebook shows these as the turn's notices)."""
 
 
 class McpServers:
@@ -35,6 +40,8 @@ class McpServers:
         self.supervisor = Supervisor(self.specs)
         self.registered: dict[str, tuple[str, str]] = {}  # tool name → (server, remote name)
         self.skipped: dict[str, list[str]] = {}  # server → why some of its tools are left out
+        self.unmatched: dict[str, list[str]] = {}  # server → tool-list entries naming no tool
+        self.filtered: dict[str, int] = {}  # server → tools its tool list leaves out
         self._told: set[str] = set()  # notices already given once
         self._adapted: dict[tuple[str, int, str], Any] = {}  # (server, start, tool) → Tool
 
@@ -65,7 +72,17 @@ class McpServers:
             if conn.state != "running":
                 continue
             skipped = self.skipped[server] = list(conn.rejected)
-            for listed in conn.tools:
+            offered = conn.spec.tools
+            unmatched = self.unmatched[server] = offered.unmatched(
+                server, [str(t.name) for t in conn.tools]) if offered else []
+            if unmatched:
+                notices.append(f"MCP server {server!r} ({conn.spec.source}): "
+                               + "; ".join(unmatched[:5]) + " (its tools: "
+                               + ", ".join(str(t.name)[:40] for t in conn.tools[:20])
+                               + (", …" if len(conn.tools) > 20 else "") + ")")
+            kept = [t for t in conn.tools if offered.keeps(server, str(t.name))]
+            self.filtered[server] = len(conn.tools) - len(kept)
+            for listed in kept:
                 name = tool_name(server, str(listed.name))
                 problem = schema_problem(listed.input_schema)
                 if problem is None and (name in taken or name in wanted):
@@ -102,7 +119,9 @@ class McpServers:
                          "runs": scrub(conn.spec.describe()), "source": conn.spec.source,
                          "pid": conn.proc.pid if conn.state == "running" else None,
                          "starts": conn.starts, "error": scrub(conn.error), "tools": tools,
-                         "left_out": [scrub(w) for w in self.skipped.get(server, [])]})
+                         "left_out": [scrub(w) for w in self.skipped.get(server, [])],
+                         "filtered": self.filtered.get(server, 0),
+                         "unmatched": self.unmatched.get(server, [])})
         return rows
 
     def trust(self) -> str | None:

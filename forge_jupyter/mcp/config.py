@@ -16,9 +16,12 @@ once the person trusted that file's exact content (``%forge mcp trust``), as VS 
 Code ask before running a workspace's servers. Trust is keyed by the project folder's own file
 and its content; the file is read as a project file (project_files.py: a link, or one leading
 out of the folder, is refused, so a clone cannot point at another project's trusted file), and
-its servers run in the project folder unless their ``cwd`` says otherwise (relative to it). ``${VAR}`` / ``${env:VAR}`` in ``env``,
-``headers``, ``args`` and ``url`` read the kernel's environment; values under secret names (and
-every header) are hidden from outputs like configured API keys.
+its servers run in the project folder unless their ``cwd`` says otherwise (relative to it).
+``${VAR}``, ``${env:VAR}``, ``${VAR:-default}`` and ``${workspaceFolder}`` in ``command``,
+``args``, ``env``, ``cwd``, ``headers`` and ``url`` are filled by variables.py (a form it cannot
+fill leaves the server out, saying why); values under secret names (and every header) are hidden
+from outputs like configured API keys. ``includeTools`` / ``excludeTools`` and their other
+spellings choose which of a server's tools are offered (tool_filter.py).
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from typing import Any, Literal
 from ..project_files import ProjectFileRefused, project_root, read_project_file
 from ..scrub import SECRET_NAME, env_secret, harmless_name, looks_random, remember
 from ..scrub.rules import SECRET_NAME_END
+from .tool_filter import ToolFilter, parse_filter
+from .variables import expand, workspace_folder
 
 MAX_SERVER_NAME = 24  # the tool's part of ``server__tool`` keeps at least 38 of 64 characters
 MAX_CONFIG_BYTES = 1 << 20
 PROJECT_FILE = ".forge/mcp.json"
 DEFAULT_STARTUP_TIMEOUT = 60.0  # npx may download the server on its first start
-_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_HEADERS = re.compile(r"^(authorization|proxy-authorization|cookie|x-api-key|api-key)$", re.I)
 
 
@@ -60,6 +64,7 @@ class ServerSpec:
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     disabled: bool = False
     trusted: bool = True  # False: a project file not trusted yet (never started)
+    tools: ToolFilter = field(default_factory=ToolFilter)  # which of its tools are offered
 
     def describe(self) -> str:
         """What runs, without env values or headers (they may hold secrets)."""
@@ -75,25 +80,18 @@ def server_name(raw: str) -> str:
     return name[:MAX_SERVER_NAME].rstrip("_-")
 
 
-def _expand(value: Any, where: str, problems: list[str]) -> str:
+def _expand(value: Any, where: str, problems: list[str], workspace: str) -> str:
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise ValueError(f"{where} must be a string")
-
-    def var(m: re.Match[str]) -> str:
-        if m.group(1) not in os.environ:
-            problems.append(f"{where} names ${{{m.group(1)}}}, which is not set in the kernel's "
-                            "environment (it was left empty)")
-        return os.environ.get(m.group(1), "")
-
-    return _VAR.sub(var, str(value))
+    return expand(str(value), where, problems, workspace)
 
 
-def _strings(value: Any, where: str, problems: list[str]) -> dict[str, str]:
+def _strings(value: Any, where: str, problems: list[str], workspace: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ValueError(f"{where} must be an object of strings")
-    return {str(k): _expand(v, f"{where}.{k}", problems) for k, v in value.items()}
+    return {str(k): _expand(v, f"{where}.{k}", problems, workspace) for k, v in value.items()}
 
 
 def _seconds(value: Any, where: str, default: float | None) -> float | None:
@@ -104,8 +102,10 @@ def _seconds(value: Any, where: str, default: float | None) -> float | None:
     return float(value)
 
 
-def parse_server(raw_name: str, entry: Any, source: str, problems: list[str]) -> ServerSpec | None:
-    """One entry of an ``mcpServers`` object, or None (with the reason in ``problems``)."""
+def parse_server(raw_name: str, entry: Any, source: str, problems: list[str],
+                 workspace: str = ".") -> ServerSpec | None:
+    """One entry of an ``mcpServers`` object, or None (with the reason in ``problems``).
+    ``workspace``: what ``${workspaceFolder}`` is (variables.workspace_folder)."""
     name = server_name(str(raw_name))
     label = f"MCP server {str(raw_name)[:80]!r} ({source})"
     if not name:
@@ -132,29 +132,35 @@ def parse_server(raw_name: str, entry: Any, source: str, problems: list[str]) ->
             "startup_timeout": _seconds(entry.get("startup_timeout"), f"{label}.startup_timeout",
                                         DEFAULT_STARTUP_TIMEOUT),
             "disabled": bool(entry.get("disabled", False)) or entry.get("enabled") is False,
+            "tools": parse_filter(entry),
         }
         if url is not None:
-            url = _expand(url, f"{label}.url", problems)
+            url = _expand(url, f"{label}.url", problems, workspace)
             if not re.match(r"^https?://", url, re.I):
                 raise ValueError("url must start with http:// or https://")
             return ServerSpec(transport="http", url=url,
-                              headers=_strings(entry.get("headers"), f"{label}.headers", problems),
+                              headers=_strings(entry.get("headers"), f"{label}.headers", problems,
+                                               workspace),
                               **common)
         if not isinstance(command, str) or not command.strip():
             raise ValueError("needs a command (stdio) or a url (streamable HTTP)")
         if not isinstance(args, list):
             raise ValueError("args must be a list of strings")
-        env = _strings(entry.get("env") or entry.get("environment"), f"{label}.env", problems)
+        env = _strings(entry.get("env") or entry.get("environment"), f"{label}.env", problems,
+                       workspace)
         cwd = entry.get("cwd")
-        return ServerSpec(transport="stdio", command=command.strip(),
-                          args=tuple(_expand(a, f"{label}.args", problems) for a in args),
-                          env=env, cwd=str(cwd) if cwd else None, **common)
+        cwd = _expand(cwd, f"{label}.cwd", problems, workspace) if cwd else None
+        return ServerSpec(transport="stdio",
+                          command=_expand(command.strip(), f"{label}.command", problems, workspace),
+                          args=tuple(_expand(a, f"{label}.args", problems, workspace) for a in args),
+                          env=env, cwd=cwd or None, **common)
     except ValueError as exc:
         problems.append(f"{label}: {exc}")
         return None
 
 
-def servers_of(document: Any, source: str, problems: list[str]) -> dict[str, ServerSpec]:
+def servers_of(document: Any, source: str, problems: list[str],
+               workspace: str = ".") -> dict[str, ServerSpec]:
     """The servers of an ``{"mcpServers": {…}}`` object (or of the inner object itself)."""
     if not isinstance(document, dict):
         problems.append(f"{source}: expected a JSON object with mcpServers")
@@ -170,7 +176,7 @@ def servers_of(document: Any, source: str, problems: list[str]) -> dict[str, Ser
             return {}
     found: dict[str, ServerSpec] = {}
     for raw, entry in inner.items():
-        spec = parse_server(raw, entry, source, problems)
+        spec = parse_server(raw, entry, source, problems, workspace)
         if spec is None:
             continue
         if spec.name in found:
@@ -252,10 +258,11 @@ def load_servers(root: str | os.PathLike[str], explicit: Any = None, *,
     """Every configured server by name, and what was wrong with the configuration."""
     problems: list[str] = []
     servers: dict[str, ServerSpec] = {}
+    workspace = workspace_folder(root)
     user = Path.home() / ".forge" / "mcp.json"
     got = read_file(user, problems)
     if got is not None:
-        servers.update(servers_of(got[0], "~/.forge/mcp.json", problems))
+        servers.update(servers_of(got[0], "~/.forge/mcp.json", problems, workspace))
     project = project_file(root)
     if project != user.resolve():
         got = read_project(root, problems)
@@ -263,11 +270,11 @@ def load_servers(root: str | os.PathLike[str], explicit: Any = None, *,
             # keyed by this folder's own path and the content: a link is refused above, so a
             # clone cannot borrow another project's trust by pointing at its file
             trusted = trust_project_file or trusted_digests().get(str(project)) == got[1]
-            for name, spec in servers_of(got[0], str(project), problems).items():
+            for name, spec in servers_of(got[0], str(project), problems, workspace).items():
                 spec = _replace(spec, cwd=_project_cwd(project_root(root), spec.cwd))
                 servers[name] = spec if trusted else _replace(spec, trusted=False)
     if explicit:
-        servers.update(servers_of(explicit, "Forge.mcp_servers", problems))
+        servers.update(servers_of(explicit, "Forge.mcp_servers", problems, workspace))
     for spec in servers.values():
         _remember_secrets(spec)
     return servers, problems

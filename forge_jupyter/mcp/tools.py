@@ -130,7 +130,7 @@ def adapt(manager: Any, server: str, listed: Any, name: str, timeout: float | No
 
     return Tool(name=name, description=f"[MCP server {server}] {description}",
                 parameters=listed.input_schema, execute=execute, mutating=mutating(listed),
-                timeout=timeout, subject=subject)
+                timeout=timeout, subject=subject, lazy=True)
 
 
 def _record_files(ctx: ToolContext, converted: Any) -> None:

@@ -42,6 +42,8 @@ class NotebookForge:
 
         self.run_log = RunLog(shell)  # what ran here (installed by %load_ext in a kernel)
         self._saved_index: Any = None  # the saved file's cell ids (cells/note.py), on first use
+        self._finder: Any = None  # a headless run's notebook, found by its cells (cells/finder.py)
+        self._found: tuple[Any, Any] | None = None  # (the run it was found for, what was found)
 
     # -- the facade ------------------------------------------------------------------------
 
@@ -110,9 +112,29 @@ class NotebookForge:
     @property
     def notebook_path(self) -> str | None:
         path = self.shell.user_ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+        if not path:  # nbclient, nbconvert, papermill: the notebook found by its cells
+            found = self.found_notebook()
+            path = found.path if found is not None else None
         # absolute: a relative JPY_SESSION_NAME (nbconvert in CI) names the same notebook as
         # the absolute one JupyterLab gives, so its recorded turns match (replay)
         return os.path.abspath(str(path)) if path else None
+
+    def found_notebook(self) -> Any:
+        """A headless kernel's notebook, found in its folder by the cell running now and the
+        ones before it (cells/finder.py), once per cell; None where the front end says which
+        cell runs (JupyterLab) or nothing runs."""
+        running = self.run_log.current()
+        if not self.in_kernel or running is None or running.cell_id or not running.source:
+            return None
+        if self._found is not None and self._found[0] is running:
+            return self._found[1]
+        from .cells.finder import NotebookFinder
+
+        self._finder = self._finder or NotebookFinder()
+        earlier = [r.source for r in self.run_log.before(running)]
+        found = self._finder.find(os.getcwd(), running.source, earlier)
+        self._found = (running, found)
+        return found
 
     def cell_reader(self) -> Any:
         """What notebook_read reads through (notebook/cells/reader.py)."""
@@ -151,6 +173,9 @@ class NotebookForge:
             parent = cell_parent(kernel)
             if isinstance(parent, dict):
                 cell_id = (parent.get("metadata") or {}).get("cellId")
+        if cell_id is None:  # headless: the id the found notebook gives the cell
+            found = self.found_notebook()
+            cell_id = found.cell_id if found is not None else None
         return {"notebook": self.notebook_path, "cell_id": cell_id,
                 "execution_count": getattr(self.shell, "execution_count", None)}
 

@@ -80,9 +80,11 @@ def _plan(controller: Any, session: Any, text: str, agent: str, origin: dict[str
     if search.recording is None:
         if mode in ("strict", "require"):
             flag = "%%forge --replay" if mode == "require" else 'Forge.replay = "strict"'
+            found = controller.found_notebook() if not origin.get("notebook") else None
+            why = f"{search.why_not} ({found.why})" if found is not None else search.why_not
             raise ForgeReplayError(
                 f"{flag}: no recorded turn of {cell_label(origin.get('cell_id'), text)} matches — "
-                f"{search.why_not}. Run the cell with %%forge --live to ask the model (it needs "
+                f"{why}. Run the cell with %%forge --live to ask the model (it needs "
                 "a model and, for a paid one, a key), or import the notebook's recordings "
                 "(forge.import_notebook_turns).")
         return None

@@ -35,6 +35,7 @@ class TurnSettings(Protocol):
     stream_timeout: float | None
     max_tokens: int | None
     tool_profile: str
+    tool_search_tokens: int  # over this, MCP tools are offered lazily (tools/tool_search.py)
     compaction_ratio: float
     char_budget: int
     image_max_side: int  # the four bounds on images a vision model is sent

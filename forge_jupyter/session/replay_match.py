@@ -173,8 +173,8 @@ def find_recording(store: Store, *, notebook: str | None, cell_id: str | None, t
     ``texts``: other spellings the stored prompt may have (the prompt scrubbed of secrets)."""
     if not notebook:
         return Search(None, "the notebook's path is not known here, so no recording can be "
-                            "matched to it (run it in JupyterLab, or set JPY_SESSION_NAME to "
-                            "the notebook's path for nbconvert/nbclient)")
+                            "matched to it (run it in JupyterLab, run the saved notebook from "
+                            "its folder, or set JPY_SESSION_NAME to the notebook's path)")
     found = [c for c in candidates(store, notebook)
              if cell_id is None or c[3] is None or c[3] == cell_id]
     if not found:

@@ -37,6 +37,8 @@ class Services:
     registry: ToolRegistry
     agents: AgentSet
     plugins: Any  # pluggy.PluginManager (tools/plugins.py)
+    # session id → the MCP tools its model loaded with tool_search (tools/tool_search.py)
+    loaded_tools: dict[str, set[str]] = field(default_factory=dict)
     builtins: dict[str, Tool] = field(default_factory=dict)  # what the lean profile may shorten
     # Long-term memory while it is on (Forge.set_memory replaces it), else None.
     memory: LongTermMemory | None = None

@@ -25,6 +25,7 @@ from ..tools.base import Tool
 from ..tools.permission import Permissions, Rule, agent_defaults, stored_rule
 from ..tools.plugins import apply_chain
 from ..tools.profiles import Profile, apply_profile, profile_for
+from ..tools.tool_search import offer_lazily
 from .allowance import Allowance
 from .context import RunConfig, RunContext
 from .host import Host, SessionHandle
@@ -59,7 +60,7 @@ def decide(host: Host, info: SessionInfo, *, model: str | None = None, agent: st
     choice = choose_model(host, model, info.model, agent_def.model)
     rules = layered_permissions(host, info, agent_def, permissions, tools or {})
     profile = "full" if replaying and host.tool_profile == "auto" else None
-    table = tool_table(host, choice.model, rules, profile)
+    table = tool_table(host, choice.model, rules, profile, session_id=info.id)
     params = request_params(host, choice)
     if max_tokens is not None:  # this prompt's output limit wins over Forge.max_tokens
         params = {**params, "max_tokens": max_tokens}
@@ -72,7 +73,7 @@ def settle_tools(host: Host, ctx: RunContext) -> None:
     """Before a replayed turn asks the model after all: the tool table and system prompt the
     profile setting picks for its model (``decide(replaying=True)`` took the full table)."""
     agent = host.services.agents.get(ctx.agent)
-    ctx.tools = tool_table(host, ctx.model, ctx.permissions)
+    ctx.tools = tool_table(host, ctx.model, ctx.permissions, session_id=ctx.session.id)
     ctx.system = system_prompt(host, agent, ctx.model, ctx.tools)
 
 
@@ -129,14 +130,16 @@ def layered_permissions(host: Host, info: SessionInfo, agent: Agent,
 
 
 def tool_table(host: Host, model: str, permissions: Permissions,
-               profile: Profile | None = None) -> dict[str, Tool]:
+               profile: Profile | None = None, *, session_id: str | None = None) -> dict[str, Tool]:
     """Registry → filter by model and flags → the tool profile (lean: fewer builtins, short
     descriptions; ``profile``, else the setting's for ``model``) → minus tools denied for
-    every argument."""
+    every argument → many MCP tools behind tool_search (the ones ``session_id`` loaded stay)."""
     table = host.services.registry.resolve(model=model, flags=host.flags)
     table = apply_profile(table, host.services.builtins,
                           profile or profile_for(host.tool_profile, model))
-    return {n: t for n, t in table.items() if not permissions.denied_for_all(n)}
+    table = {n: t for n, t in table.items() if not permissions.denied_for_all(n)}
+    loaded = host.services.loaded_tools.setdefault(session_id or "", set())
+    return offer_lazily(table, host.tool_search_tokens, loaded)
 
 
 def system_prompt(host: Host, agent: Agent, model: str, tools: dict[str, Tool],

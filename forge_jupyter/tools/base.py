@@ -104,6 +104,8 @@ class Run(Protocol):
     def writer(self) -> PartWriter: ...
     @property
     def allowance(self) -> Allowance: ...
+    # the tool table the run's next model request offers (tool_search.py loads tools into it)
+    tools: dict[str, Tool]
     async def flush(self) -> None: ...
 
 
@@ -173,6 +175,9 @@ class Tool:
     # What its argument is (path, url, name, code, data): a code tool's rules are whole-tool
     # or exact (tools/permission.py). None: the builtins' table, else judged from the schema.
     argument: ArgumentKind | None = None
+    # An MCP server's tool: offered through tool_search when such tools are many
+    # (tool_search.py), shortened under the lean profile (profiles.py).
+    lazy: bool = False
     _validator: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -5,7 +5,8 @@ window before the person said anything (issue 12). ``lean`` offers five builtins
 variables, sql, read, edit — each with a one-sentence description and no per-parameter prose
 (the schema itself, and so what is validated, is unchanged), with a shorter system prompt
 (system_prompt.py). Custom and plugin tools are offered as they are: someone registered them
-on purpose. ``auto`` (the default) is lean for a model whose input window litellm knows to be
+on purpose. MCP servers' tools (``Tool.lazy``) stay, shortened the same way: the first sentence
+of their description (at most ``LEAN_DESCRIPTION`` characters) and no per-parameter prose. ``auto`` (the default) is lean for a model whose input window litellm knows to be
 at most ``SMALL_WINDOW`` tokens, else full; litellm knows nothing of a model behind a local
 server's ``api_base``, so there ``tool_profile="lean"`` is set by hand.
 """
@@ -13,6 +14,7 @@ server's ``api_base``, so there ``tool_profile="lean"`` is set by hand.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Literal
 
 from ..errors import InvalidOption
@@ -21,6 +23,7 @@ from .base import Tool
 Profile = Literal["full", "lean"]
 PROFILES = ("auto", "full", "lean")
 SMALL_WINDOW = 16_384  # input tokens; at most this picks the lean profile under "auto"
+LEAN_DESCRIPTION = 120  # characters of an MCP tool's description kept under lean
 
 # One sentence each: what the tool does and the one fact a model gets wrong without it.
 LEAN: dict[str, str] = {
@@ -73,15 +76,26 @@ def _bare(schema: dict[str, Any]) -> dict[str, Any]:
         else prop for name, prop in properties.items()}}
 
 
+def short_description(text: str) -> str:
+    """The first sentence of ``text``, at most ``LEAN_DESCRIPTION`` characters."""
+    flat = " ".join(text.split())
+    cut = re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]
+    return cut if len(cut) <= LEAN_DESCRIPTION else cut[:LEAN_DESCRIPTION - 1].rstrip() + "…"
+
+
 def apply_profile(table: dict[str, Tool], builtins: dict[str, Tool],
                   profile: Profile) -> dict[str, Tool]:
     """The turn's tool table under ``profile``: lean keeps the ``LEAN`` builtins in their short
-    form and every tool that is not a builtin (a custom tool of the same name included)."""
+    form, MCP tools shortened, and every other tool that is not a builtin (a custom tool of the
+    same name included) as it is."""
     if profile == "full":
         return table
     out: dict[str, Tool] = {}
     for name, tool in table.items():
-        if builtins.get(name) is not tool:
+        if tool.lazy:
+            out[name] = dataclasses.replace(tool, description=short_description(tool.description),
+                                            parameters=_bare(tool.parameters))
+        elif builtins.get(name) is not tool:
             out[name] = tool
         elif name in LEAN:
             out[name] = dataclasses.replace(tool, description=LEAN[name],

@@ -38,6 +38,7 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "stream_timeout": (3.0, "3", 3.0, "f.stream_timeout"),
     "max_tokens": (77, "77", 77, "f.max_tokens"),
     "tool_profile": ("lean", "lean", "lean", "f.tool_profile"),
+    "tool_search_tokens": (1234, "1234", 1234, "f.tool_search_tokens"),
     "builtin_tools": (False, "false", False, "'python' in f.registry.names()"),
     "max_age": ("3650d", "3650d", 3650, "getattr(f.max_age, 'days', f.max_age)"),
     "mcp_servers": ({"probe": {"command": "true"}}, '{"probe": {"command": "true"}}', ["probe"],

@@ -109,7 +109,7 @@ def test_a_replay_decides_without_the_window_and_settles_the_table_if_it_goes_li
     live = decide(forge, info)
     replayed = decide(forge, info, replaying=True)
     assert sorted(live.tools) == LEAN_TOOLS and sorted(replayed.tools) == FULL_TOOLS
-    ctx = SimpleNamespace(agent=replayed.agent.name, model=replayed.model,
+    ctx = SimpleNamespace(session=info, agent=replayed.agent.name, model=replayed.model,
                           permissions=replayed.permissions, tools=replayed.tools,
                           system=replayed.system)
     settle_tools(forge, ctx)

@@ -4,12 +4,17 @@ secrets; a project file runs nothing until the person trusts its exact content."
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import subprocess
 import sys
+from pathlib import Path
 
 from forge_jupyter.mcp.config import load_servers, server_name
 from forge_jupyter.scrub import Scrubber
 from forge_jupyter.testing import Turn, tool_call
-from tests.mcp.mcp_helpers import SERVERS, tool_parts
+from tests.mcp.mcp_helpers import EVIL, SERVERS, tool_parts
 
 
 def write(path, servers: dict) -> None:
@@ -77,3 +82,30 @@ def test_a_project_file_runs_nothing_until_trusted(mcp_forge, server, tmp_path):
           {"proj": {"command": sys.executable, "args": [SERVERS, "stdio", "other"]}})
     forge.mcp.reload()
     assert forge.mcp.status()[0]["state"] == "untrusted"
+
+
+def test_the_documented_own_environment_example_loads(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mcp-and-skills.md").read_text()
+    block = next(b for b in re.findall(r"```json\n(.*?)```", docs, re.S) if "sqlite-venv" in b)
+    specs, problems = load_servers(tmp_path, json.loads(block))
+    assert problems == []
+    db = f"{tmp_path.resolve()}/data.db"
+    assert (specs["sqlite"].command, specs["sqlite"].args) == (
+        "uvx", ("mcp-server-sqlite", "--db-path", db))
+    assert specs["sqlite-venv"].command.endswith("/bin/python")
+    assert specs["sqlite-venv"].args[-1] == db
+
+
+def test_a_server_in_another_python_environment_runs(mcp_forge, server):
+    """The venv's base interpreter has none of forge's packages (no mcp): the server only
+    speaks JSON-RPC over stdio, so it needs none of them."""
+    other = shutil.which("python3", path=os.path.join(sys.base_prefix, "bin"))
+    assert other is not None and sys.prefix != sys.base_prefix  # the tests run in a venv
+    assert subprocess.run([other, "-c", "import mcp"], capture_output=True).returncode != 0
+    server.add(Turn.text("ok"))
+    forge = mcp_forge({"other": {"command": other, "args": [EVIL]}})
+    forge.session("s").prompt("hi")
+    row = forge.mcp.status()[0]
+    assert row["state"] == "running" and "other__blobs" in {t["name"] for t in row["tools"]}

@@ -4,6 +4,7 @@ by %forge mcp, and gone when the kernel shuts down (no orphan processes)."""
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,12 @@ def _servers(kernel_pid: int) -> list[psutil.Process]:
     return found
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _gone(p: psutil.Process) -> bool:
     try:
         return p.status() == psutil.STATUS_ZOMBIE
@@ -41,8 +48,9 @@ def test_mcp_in_a_kernel_lists_runs_and_leaves_no_orphans(model_server, tmp_path
     k = forge_kernel(model_server.openai_base, tmp_path, env={"HOME": str(home)})
     try:
         # u outlives its stdin: the kernel's own exit (not the pipe closing) must stop it.
-        servers = {name: {"command": sys.executable, "args": [SERVERS, mode]}
-                   for name, mode in (("t", "stdio"), ("u", "stdio-stubborn"))}
+        servers: dict = {name: {"command": sys.executable, "args": [SERVERS, mode]}
+                         for name, mode in (("t", "stdio"), ("u", "stdio-stubborn"))}
+        servers["h"] = {"url": f"http://127.0.0.1:{_free_port()}/mcp"}  # nothing listens there
         r = k.run(f"%config Forge.mcp_servers = {json.dumps(servers)}")
         assert r.status == "ok", r.text
         r = k.run("%forge mcp")
@@ -60,8 +68,16 @@ def test_mcp_in_a_kernel_lists_runs_and_leaves_no_orphans(model_server, tmp_path
         assert "t__touch" in r.stdout and "unknown (asks)" in r.stdout
         running = _servers(kernel_pid)
         assert len(running) == 2
+        assert "Lazy tools: off" in r.stdout
         r = k.run("%forge mcp restart nope")
-        assert usage_error(r) and "no MCP server named 'nope' (servers: t, u)" in r.stderr
+        assert usage_error(r) and "no MCP server named 'nope' (servers: t, u, h)" in r.stderr
+        # An unreachable server: one line saying what to do, not a traceback.
+        r = k.run("%forge mcp restart h")
+        assert usage_error(r) and "Traceback" not in r.text, r.text
+        said = r.stderr.strip().splitlines()
+        assert len(said) == 1 and "MCP server 'h' could not start" in said[0], r.stderr
+        assert "check that the server is up at http://127.0.0.1:" in said[0]
+        assert said[0].endswith("then run %forge mcp restart h again.")
         skill = tmp_path / ".forge" / "skills" / "plots"
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text("---\nname: plots\ndescription: Our plot style\n---\nx\n")

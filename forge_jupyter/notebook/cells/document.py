@@ -15,6 +15,7 @@ import json
 import os
 import re
 import reprlib
+import stat
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -83,19 +84,33 @@ def cells_of(raw_cells: Any) -> list[Cell]:
     return [c for i, raw in enumerate(raw_cells) if (c := _cell(i, raw)) is not None]
 
 
-def read_saved(path: str) -> tuple[list[Cell], float] | str:
-    """The saved file's cells and its modification time, or why they could not be read."""
+def load_saved(path: str) -> dict[str, Any] | str:
+    """The saved file's JSON (untrusted), or why it could not be read. Only a regular file of
+    at most ``SAVED_BYTES`` is opened: a FIFO or a device would block or never end."""
     try:
-        size = os.path.getsize(path)
-        if size > SAVED_BYTES:
-            return (f"the saved file is {size / 2**20:,.0f} MB, more than forge reads "
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return "the notebook's path is not a regular file"
+        if st.st_size > SAVED_BYTES:
+            return (f"the saved file is {st.st_size / 2**20:,.0f} MB, more than forge reads "
                     f"({SAVED_BYTES // 2**20} MB)")
         with open(path, encoding="utf-8", errors="replace") as f:
             nb = json.load(f)
-        return cells_of(nb.get("cells") if isinstance(nb, dict) else None), os.path.getmtime(path)
+        return nb if isinstance(nb, dict) else "the saved file is not a notebook"
     except FileNotFoundError:
         return "the notebook has not been saved yet"
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"the saved file could not be read ({type(exc).__name__})"
+
+
+def read_saved(path: str) -> tuple[list[Cell], float] | str:
+    """The saved file's cells and its modification time, or why they could not be read."""
+    nb = load_saved(path)
+    if isinstance(nb, str):
+        return nb
+    try:
+        return cells_of(nb.get("cells")), os.path.getmtime(path)
+    except OSError as exc:
         return f"the saved file could not be read ({type(exc).__name__})"
 
 

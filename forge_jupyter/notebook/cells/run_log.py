@@ -129,6 +129,12 @@ class RunLog:
         with self._lock:
             return {r.execution_count: r for r in self.runs if r.execution_count is not None}
 
+    def before(self, record: RunRecord) -> list[RunRecord]:
+        """The executions remembered before ``record``, oldest first."""
+        with self._lock:
+            runs = list(self.runs)
+        return runs[:next((i for i, r in enumerate(runs) if r is record), len(runs))]
+
     def current(self) -> RunRecord | None:
         """The execution running now (the %%forge cell asking), if any."""
         with self._lock:
