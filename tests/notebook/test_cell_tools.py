@@ -13,7 +13,7 @@ import pytest
 
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
 from tests.notebook.panel_kernel import PanelKernel
-from tests.notebook.replay_nb import notebook, run
+from tests.notebook.replay_nb import notebook, run, shown
 
 CELL_TOOLS = {"notebook_insert", "notebook_edit", "notebook_delete", "notebook_move"}
 
@@ -197,3 +197,39 @@ def test_without_the_extension_the_cell_tools_are_not_offered_and_the_file_is_un
     assert "nothing was changed" in result
     assert path.read_bytes() == saved
     assert [c.source for c in done.cells] == [c.source for c in nb.cells]
+
+
+def test_restart_and_run_all_runs_an_accepted_agent_cell_once_and_replays_the_turn_that_wrote_it(
+        tmp_path, model_server):
+    # Recorded with a page: the agent inserts a cell, the person accepts it, the notebook is
+    # saved with it as an ordinary cell. Then a fresh kernel runs the whole notebook headless
+    # (nbclient, no page): the agent's cell runs once, as any cell; the %%forge turn replays
+    # strictly — no model call — without inserting it again or running its code (a re-run
+    # notebook_insert would fail there, no page, and strict replay would stop on it).
+    server = model_server
+    agent_cell = "runs = globals().get('runs', 0) + 1\nprint('runs', runs)"
+    nb = notebook("%%forge\nAdd a cell that counts its runs.")
+    path = tmp_path / "analysis.ipynb"
+    nbformat.write(nb, path)
+    env = {"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": server.openai_base,
+           "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(tmp_path / "forge.duckdb"),
+           "FORGE_WIDGET": "off", "JPY_SESSION_NAME": "analysis.ipynb"}
+    k = PanelKernel(env, tmp_path)
+    try:
+        assert k.run(nb.cells[0].source).status == "ok"
+        comm_id = k.open_panel()
+        server.add(Turn([tool_call("notebook_insert", {"source": agent_cell})]), Turn.text("Added."))
+        page = Page(k, comm_id, lambda e: _ok("c-agent", 2))
+        assert k.run(nb.cells[1].source, on_comm=page).status == "ok"
+        assert [e["source"] for e in page.edits] == [agent_cell]
+    finally:
+        k.close()
+    nb.cells.append(nbformat.v4.new_code_cell(agent_cell))  # accepted, saved by JupyterLab
+    nbformat.write(nb, path)
+    asked = len(server.requests)
+    done = run(nb, tmp_path, server.openai_base, env={"FORGE_REPLAY": "strict"})
+    assert len(server.requests) == asked  # replayed: no model call
+    assert "Replayed" in shown(done.cells[1]) and "Added." in shown(done.cells[1])
+    assert "need JupyterLab" not in shown(done.cells[1])
+    assert shown(done.cells[2]).strip() == "runs 1"  # once, as an ordinary cell
+    assert len(done.cells) == 3  # nothing inserted
