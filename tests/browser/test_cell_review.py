@@ -1,8 +1,8 @@
-"""The cell tools and their review (issue 28, items 1 and 2), in JupyterLab and Chromium: a
+"""The cell tools and their review (issue 28, items 1, 2 and 4), in JupyterLab and Chromium: a
 turn's model inserts, edits, deletes and moves cells; the page applies each through
 JupyterLab's notebook model and stages it (stripe, bar, diff, Accept / Reject, the panel's
 count); what the person decides is what the saved notebook holds, and the staged marks
-survive a reload of the page."""
+survive a reload of the page; and what the agent ran becomes cells when the person asks."""
 
 from __future__ import annotations
 
@@ -106,4 +106,42 @@ def test_a_move_rejected_moves_back_and_a_persons_own_edit_accepts_the_change(pa
     saved = lab.read_notebook("review_move.ipynb")
     assert [c.source for c in saved.cells][:3] == ["x = 1", "y = 'mine'", "z = 3"]
     assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
+
+
+def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script):
+    # Item 4: the python card's "Insert as cell" (the code and what it printed) and an answer's
+    # code block's Insert; both ordinary cells after the active one, saved as the person's own.
+    name = "keep.ipynb"
+    lab.write_notebook(name, [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
+                              forge_cell("Compute it.")])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    script.add(Turn([tool_call("python", {"code": "print(6 * 7)"}, id="p1")]),
+               Turn.text("It is 42. To keep it:\n\n```python\nanswer = 6 * 7\n```\n"))
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()  # the panel shows the cell's turn as it runs
+    nb.run_cell(0)
+    nb.wait_idle(0)
+    panel.wait_state("attached")
+    nb.run_cell(1)
+    _wait_cell_done(page, ids[1])
+    turn = panel.turn()
+    panel.wait_turn_done(turn)
+    card = turn.locator("[data-testid=tool][data-tool=python]")
+    card.locator("[data-testid=tool-insert]").click()
+    block = turn.locator("[data-testid=text] pre").first
+    block.hover()
+    assert turn.locator("[data-testid=code-copy]").is_visible()  # copy is offered too
+    turn.locator("[data-testid=code-insert]").click()
+    assert turn.locator("[data-testid=code-insert]").get_attribute("data-label") == "Inserted"
+    assert "Insert" not in block.inner_text() and "Copy" not in block.inner_text()  # no text of it
+    assert _sources(page) == [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
+                              forge_cell("Compute it."), "print(6 * 7)", "answer = 6 * 7"]
+    nb.save()
+    saved = lab.read_notebook(name)
+    ran, written = saved.cells[2], saved.cells[3]
+    assert ran.cell_type == "code" and ran.source == "print(6 * 7)"
+    assert [o.get("text", "").strip() for o in ran.outputs] == ["42"]  # what it printed
+    assert written.source == "answer = 6 * 7" and written.outputs == []
+    assert "forge_review" not in json.dumps(saved.dict())  # the person's own cells: no review
     assert not page.forge_errors
