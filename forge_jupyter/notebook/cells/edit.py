@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
-from typing import Any
 
 from ...errors import ToolError
 from ...tools.notebook_edit import ID_HINT, NEEDS_PAGE, CellChange, CellEdited
