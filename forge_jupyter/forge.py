@@ -39,6 +39,7 @@ from .store.base import Store
 from .store.open import open_store  # one opener for the kernel, the CLI and the server
 from .store.projection import Projection, Rejected
 from .tools.base import Tool, tool_from_function
+from .tools.notebook_edit import NotebookEditor
 from .tools.notebook_read import NotebookReader
 from .tools.permission import ArgumentKind, Rule
 from .tools.plugins import plugin_manager
@@ -189,6 +190,8 @@ class Forge:
     def plugins(self) -> Any: return self.services.plugins  # noqa: E704
     @property
     def notebook(self) -> NotebookReader | None: return self.services.notebook  # noqa: E704
+    @property
+    def editor(self) -> NotebookEditor | None: return self.services.editor  # noqa: E704
     @property
     def builtins(self) -> dict[str, Tool]: return self.services.builtins  # noqa: E704
     @property
@@ -382,17 +385,14 @@ class Forge:
             await asyncio.to_thread(self.projection.flush)
 
     def close(self) -> None:
-        if getattr(self, "mcp", None) is not None:  # the servers first: none outlives the Forge
-            self.mcp.close()
+        if getattr(self, "mcp", None) is not None:
+            self.mcp.close()  # the servers first: none outlives the Forge
         self.flush()
         self.store.close()
         APPLY["tracing"](self, "off")  # last: the turn's final spans leave
 
-    def __enter__(self) -> Forge:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __enter__(self) -> Forge: return self  # noqa: E704
+    def __exit__(self, *exc: object) -> None: self.close()  # noqa: E704
 
 
 # forge.costs(), forge.sql(...), …: forge.data's, under the same names (HistoryData.FORWARDED)

@@ -182,6 +182,10 @@ SETTINGS: tuple[Setting, ...] = (
             "since the last turn and the last error's type, message and last frames "
             "(FORGE_NOTEBOOK_CONTEXT=0 turns it off; notebook_read works either way).",
             scope="notebook"),
+    Setting("cell_auto_accept", "bool", False, "The agent's cell edits (notebook_insert, "
+            "notebook_edit, notebook_delete, notebook_move) are accepted at once instead of "
+            "staged for your review in the notebook (each decision is still recorded).",
+            scope="notebook"),
     Setting("flags", "list", [], 'Optional tool sets to turn on, e.g. ["search"]: webfetch and '
             "the provider's own web search where litellm says the model has it "
             '(FORGE_FLAGS=search); "question": the question tool also where no live widget or '

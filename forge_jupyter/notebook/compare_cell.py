@@ -10,24 +10,35 @@ replay. The cell's value is the comparison's DataFrame; its view's "Continue her
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.display import clear_output, display
 
 from ..errors import ForgeError
+from .cell_options import CELL_USAGE
 
 
-async def run_compare(controller: Any, opts: argparse.Namespace, session: Any, text: str,
-                      origin: dict[str, Any], context: str | None) -> Any:
+async def run_compare(controller: Any, opts: argparse.Namespace, text: str,
+                      session_of: Callable[[], tuple[Any, Any]]) -> Any:
     from ..comparison import comparison_of
     from ..session.compare import check_models, compare_async, recorded
+    from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
     from .compare_view import CompareView
 
+    if opts.background or opts.panel or opts.model or opts.tools:
+        raise UsageError("--compare names the models itself and runs in the cell: leave out "
+                         f"--async, --panel, -m and --tools\nusage: {CELL_USAGE}")
     try:
         models = check_models(opts.compare)
     except ForgeError as exc:
         raise UsageError(str(exc)) from None
+    if controller.warmup is not None:
+        await controller.warmup.core()
+    session, forge = session_of()
+    forge.flags = forge.flags | {NOTEBOOK_FLAG}  # reading the notebook changes nothing
+    origin = controller.origin()
     columns = None
     if not opts.live:
         columns = recorded(session, text, models, origin)
@@ -43,7 +54,7 @@ async def run_compare(controller: Any, opts: argparse.Namespace, session: Any, t
         try:
             columns = await compare_async(session, text, models, agent=opts.agent,
                                           budget=opts.budget, max_tokens=opts.max_tokens,
-                                          origin=origin, context=context)
+                                          origin=origin, context=controller.context_note(origin))
         except ForgeError as exc:
             raise UsageError(str(exc)) from None
         finally:

@@ -77,6 +77,10 @@ class NotebookForge:
             self._forge = Forge(namespace=self.shell.user_ns, root=os.getcwd(), **kwargs)
             self._forge.display_available = self.in_kernel
             self._forge.services.notebook = self.cell_reader()
+            if self.in_kernel:  # the cell tools reach the page over the panel's comm
+                from .cells.edit import CellEditor
+
+                self._forge.services.editor = CellEditor(lambda: bool(self.config.cell_auto_accept))
             for tool in self.pending_tools:
                 self._forge.add_tool(tool)
             self._store_sig = sig

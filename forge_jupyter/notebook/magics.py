@@ -98,8 +98,10 @@ class ForgeMagics(Magics):
         if not text:
             raise UsageError(f"the cell is empty: write the prompt below the %%forge line\nusage: {CELL_USAGE}")
         toggles = parse_tools(opts.tools)
-        if opts.compare is not None:
-            return await self._compare(opts, text)
+        if opts.compare is not None:  # each model in a fork, side by side (compare_cell.py)
+            from .compare_cell import run_compare
+
+            return await run_compare(self.controller, opts, text, lambda: self._session(opts))
         from .kernel_status import cell_parent
         from .warmup import LOADING
         from .widget import TurnView
@@ -149,6 +151,10 @@ class ForgeMagics(Magics):
             from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
 
             forge.flags = forge.flags | {NOTEBOOK_FLAG}  # notebook_read (notebook/cells/)
+            if panel.HUB.attached:  # a page with the extension applies cell edits
+                from ..tools.notebook_edit import FLAG as CELLS_FLAG
+
+                forge.flags = forge.flags | {CELLS_FLAG}
             if opts.panel:  # no cell: the prompt came from the side panel
                 origin.update(cell_id=None, execution_count=None, surface="panel")
             options = dict(model=opts.model, agent=opts.agent, tools=toggles, budget=opts.budget,
@@ -198,24 +204,6 @@ class ForgeMagics(Magics):
             answer = await run()
             # The panel shows the answer; a value would only send it again as HTML.
             return None if opts.panel and view.widget is None and not view.fallback else answer
-
-    async def _compare(self, opts: argparse.Namespace, text: str) -> Any:
-        """``%%forge --compare m1,m2``: each model in a fork, side by side (compare_cell.py)."""
-        if opts.background or opts.panel or opts.model or opts.tools:
-            raise UsageError("--compare names the models itself and runs in the cell: leave out "
-                             f"--async, --panel, -m and --tools\nusage: {CELL_USAGE}")
-        from .compare_cell import run_compare
-
-        c = self.controller
-        if c.warmup is not None:
-            await c.warmup.core()
-        session, forge = self._session(opts)
-        from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
-
-        forge.flags = forge.flags | {NOTEBOOK_FLAG}  # reading the notebook changes nothing
-        origin = c.origin()
-        return await run_compare(c, opts, session, text, origin,
-                                 None if opts.replay else c.context_note(origin))
 
     def _session(self, opts: argparse.Namespace) -> tuple[Any, Any]:
         """The cell's session (``-s``, ``--new`` or the notebook's current one) and the Forge."""

@@ -19,6 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, get_args
 # typing_extensions' TypedDict: pydantic reads it on Python 3.11 (typing's only from 3.12).
 from typing_extensions import TypedDict
 
+# the cell tools' messages, declared there and named in the unions below
+from .ops_cells import CellEdit, CellEdited, CellReviewed, EditCell, Review  # noqa: F401
+from .ops_mentions import Complete, Completion, Completions, PanelImage  # noqa: F401
+
 if TYPE_CHECKING:  # resolved by _resolve() when a schema is built
     from ..message import Message, Part
 
@@ -279,19 +283,7 @@ class ReadCells(TypedDict):
     image_chars: NotRequired[int]
 
 
-class Completion(TypedDict):
-    insert: str  # what follows the @ in the box once the entry is taken
-    detail: str
-
-
-class Completions(TypedDict):  # the kernel's answer to complete (notebook/mentions/complete.py)
-    kind: Literal["completions"]
-    request_id: str
-    query: str
-    items: list[Completion]
-
-
-PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions
+PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell
 
 
 class PanelStop(TypedDict):
@@ -310,21 +302,8 @@ class Cells(TypedDict):
     cells: list[dict[str, Any]]
 
 
-class Complete(TypedDict):  # what the box may offer after the @ the person types (query)
-    type: Literal["complete"]
-    request_id: str
-    query: str
-
-
-class PanelImage(TypedDict):
-    """A pasted image, sent ahead of the prompt naming it (``--image <image_id>``)."""
-    type: Literal["image"]
-    image_id: str
-    mime: str
-    data: str
-
-
-PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage
+PanelCommand = (Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage | CellEdited
+                | CellReviewed)
 
 # The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,

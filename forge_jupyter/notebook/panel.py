@@ -29,13 +29,13 @@ from typing import Any
 
 from . import answering
 from . import panel_protocol as proto
+from .pasted import PastedImages
 
 log = logging.getLogger(__name__)
 
 TARGET = "forge.panel"
 NO_WIDGETS = "no one can answer approvals here (the notebook frontend shows no widgets)"
-PASTED_PER_PROMPT = 4  # images one prompt from the box carries
-PASTED_KEPT = 8  # images pasted in the box the kernel holds until their prompt runs
+CLOSED = "the notebook's page closed before it applied the change"
 PANEL_GONE = "no one can answer approvals here (the side panel was closed and no widget shows this run)"
 
 
@@ -56,7 +56,8 @@ class PanelHub:
         self.controller: Any = None
         self.shell: Any = None
         self._cell_requests: dict[str, Future[list[Any]]] = {}  # read-cells waiting for a page
-        self._pasted: dict[str, tuple[bytes, str]] = {}  # image id → (bytes, MIME), not yet sent
+        self.pasted = PastedImages()  # the box's images, until the prompt naming them runs
+        self._edit_requests: dict[str, Future[proto.CellEditedReply | str]] = {}  # edit-cell
 
     @property
     def attached(self) -> bool:
@@ -125,6 +126,11 @@ class PanelHub:
             last = was and not self._attached
         if last:
             self._unbind()
+            # An edit the closed page was applying: it cannot answer now (cells/edit.py says so).
+            for request_id in list(self._edit_requests):
+                future = self._edit_requests.pop(request_id, None)
+                if future is not None and not future.done():
+                    future.set_result(CLOSED)
             # Asks waiting for the panel in runs no widget shows: nobody can answer them now.
             for view in list(self._live.values()):
                 if view.widget is None or view.fallback:
@@ -152,12 +158,13 @@ class PanelHub:
         elif isinstance(command, proto.CellsReply):
             self._cells(command)
         elif isinstance(command, proto.PastedImage):
-            with self._lock:  # kept until the prompt naming it runs; the oldest go first
-                self._pasted[command.image_id] = (command.data, command.mime)
-                while len(self._pasted) > PASTED_KEPT:
-                    self._pasted.pop(next(iter(self._pasted)))
+            self.pasted.keep(command.image_id, command.data, command.mime)
         elif isinstance(command, proto.Complete):
             self._send(comm, proto.completions(command.request_id, command.query, self.controller))
+        elif isinstance(command, proto.CellEditedReply):
+            self._edited(command)
+        elif isinstance(command, proto.CellReviewed):
+            self._reviewed(comm, command)
         else:
             self._stop(comm, command)
 
@@ -234,21 +241,6 @@ class PanelHub:
             elif not view.session.abort():
                 self._send(comm, proto.notice("Nothing to stop: that run has already ended."))
 
-    # -- pasted images (the box sends them ahead of the prompt naming them) ---------------
-
-    def take_images(self, ids: Sequence[str]) -> list[tuple[bytes, str]]:
-        """The pasted images ``ids`` names, each taken once; a ValueError for one not here."""
-        if len(ids) > PASTED_PER_PROMPT:
-            raise ValueError(f"{len(ids)} images are pasted; a prompt takes at most "
-                             f"{PASTED_PER_PROMPT}: remove some and send.")
-        with self._lock:
-            missing = [i for i in ids if i not in self._pasted]
-            if missing:
-                raise ValueError(f"the pasted image {missing[0]} is not in this kernel (it "
-                                 "restarted, or the image was sent long ago): paste it again "
-                                 "and send.")
-            return [self._pasted.pop(i) for i in ids]
-
     # -- the live document (notebook_read, notebook/cells/) -------------------------------
 
     def request_cells(self, max_chars: int, image_ids: Sequence[str] = (),
@@ -278,6 +270,42 @@ class PanelHub:
         future = self._cell_requests.pop(command.request_id, None)
         if future is not None and not future.done():
             future.set_result(command.cells)  # from the comm's thread: the tool awaits it
+
+    # -- the cell tools (notebook/cells/edit.py) ------------------------------------------
+
+    def request_edit(self, edit: dict[str, Any]) -> Future[proto.CellEditedReply | str] | None:
+        """Send ``edit`` (an ``edit-cell`` without its request id) to the attached pages; the
+        future holds the first answer, or why none can come; None when no page is attached."""
+        if not self._attached:
+            return None
+        request_id = "edit_" + secrets.token_hex(8)
+        future: Future[proto.CellEditedReply | str] = Future()
+        self._edit_requests[request_id] = future
+        self._publish({"kind": "edit-cell", "request_id": request_id, **edit})
+        return future
+
+    def forget_edit(self, future: Future[Any]) -> None:
+        for key, value in list(self._edit_requests.items()):
+            if value is future:
+                self._edit_requests.pop(key, None)
+
+    def _edited(self, command: proto.CellEditedReply) -> None:
+        future = self._edit_requests.pop(command.request_id, None)
+        if future is not None and not future.done():
+            future.set_result(command)
+
+    def _reviewed(self, comm: Any, command: proto.CellReviewed) -> None:
+        """The person's decision on a staged change, recorded in its session like an answer to
+        an approval (an event row, who and when)."""
+        forge = proto.built_forge(self.controller)
+        if forge is None:
+            self._send(comm, proto.notice("That review was not recorded: forge is not loaded "
+                                          "in this kernel any more."))
+            return
+        from .cells.review import record_review
+
+        record_review(forge, command.session_id, command.change_id, command.cell_id,
+                      command.edit, command.decision, by="user")
 
     # -- approvals: the panel as someone who can answer -----------------------------------
 

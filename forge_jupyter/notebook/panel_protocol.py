@@ -73,13 +73,50 @@ class PastedImage:
     data: bytes
 
 
-Command = Hello | Approve | AnswerQuestion | Stop | CellsReply | Complete | PastedImage
-MAX_CELLS = 50_000  # cells a page's answer may hold
 MAX_QUERY = 512  # characters after the @ a completion request may send
 # A pasted image as it comes, before the image limits fit it (llm/images.py refuses more, too)
 MAX_PASTE_BYTES = 10_000_000
 PASTE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _PASTE_ID = re.compile(r"paste_[a-z0-9]{8,40}")
+
+
+@dataclass(frozen=True)
+class CellEditedReply:
+    request_id: str
+    ok: bool
+    error: str
+    cell_id: str
+    index: int
+    staged: bool
+
+
+@dataclass(frozen=True)
+class CellReviewed:
+    session_id: str
+    change_id: str
+    cell_id: str
+    edit: str
+    decision: str
+
+
+Command = (Hello | Approve | AnswerQuestion | Stop | CellsReply | Complete | PastedImage
+           | CellEditedReply | CellReviewed)
+MAX_CELLS = 50_000  # cells a page's answer may hold
+MAX_ERROR = 2000  # characters of a page's reason an edit failed (the model reads it)
+EDITS: tuple[str, ...] = get_args(ops.CellEdit)
+REVIEWS: tuple[str, ...] = get_args(ops.Review)
+_CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")  # nbformat's cell id, bounded
+
+
+def _cell_id(data: dict[str, Any], key: str = "cell_id") -> str:
+    value = data.get(key)
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or not _CELL_ID.fullmatch(value):
+        raise PanelError(f"{data['type']}: {key} is not a cell id (letters, digits, - and _; at "
+                         "most 100 characters).")
+    return value
+
 
 def _shown(value: Any) -> str:
     """A short, safe rendering of an unexpected value for a notice."""
@@ -151,6 +188,21 @@ def parse(data: Any) -> Command:
         return Complete(request_id, query)
     if kind == "image":
         return _image(data)
+    if kind == "cell-edited":
+        request_id = _id(data, "request_id", required=True, ours=False)
+        error, index = data.get("error", ""), data.get("index", -1)
+        if not isinstance(error, str) or not isinstance(index, int) or isinstance(index, bool):
+            raise PanelError("cell-edited: error must be a string and index an integer.")
+        return CellEditedReply(request_id, data.get("ok") is True, error[:MAX_ERROR],
+                               _cell_id(data), index, data.get("staged") is True)
+    if kind == "cell-reviewed":
+        session_id = _id(data, "session_id", required=True)
+        change_id = _id(data, "change_id", required=True, ours=False)
+        edit, decision = data.get("edit"), data.get("decision")
+        if edit not in EDITS or decision not in REVIEWS:
+            raise PanelError(f"cell-reviewed: edit is one of {', '.join(EDITS)} and decision one "
+                             f"of {', '.join(REVIEWS)}, not {_shown(edit)} and {_shown(decision)}.")
+        return CellReviewed(session_id, change_id, _cell_id(data), edit, decision)
     session_id = _id(data, "session_id", required=False)
     turn_id = _id(data, "turn_id", required=False, ours=False)
     if not session_id and not turn_id:

@@ -34,7 +34,7 @@ async def attach(controller: Any, session: Any, pointed: Parsed, image_ids: Sequ
         if pointed.mentions:
             options["attachments"] = await controller.attachments(session, pointed.mentions)
         if image_ids:  # sent ahead over the panel's comm
-            options["images"] = panel.HUB.take_images(image_ids)
+            options["images"] = panel.HUB.pasted.take(image_ids)
     except (MentionError, ValueError) as exc:
         view.finish([])
         raise UsageError(str(exc)) from None

@@ -70,7 +70,8 @@ def tool_fields(host: Host) -> dict[str, Any]:
     """The typed fields of a ``ToolContext`` (tools/base.py) a call in ``host``'s run gets."""
     s = host.services
     return {"store": s.store, "namespace": s.namespace, "questions": s.questions,
-            "memory": s.memory, "notebook": s.notebook, "agents": s.agents, "new_session": host.session, "forge": host}
+            "memory": s.memory, "notebook": s.notebook, "editor": s.editor,
+            "agents": s.agents, "new_session": host.session, "forge": host}
 
 
 class SessionHandle(Protocol):

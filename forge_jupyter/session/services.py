@@ -21,6 +21,7 @@ from .question import Questions
 
 if TYPE_CHECKING:
     from ..memory import LongTermMemory
+    from ..tools.notebook_edit import NotebookEditor
     from ..tools.notebook_read import NotebookReader
     from ..tracing import Tracing
 
@@ -48,3 +49,4 @@ class Services:
     namespace: dict[str, Any] = field(default_factory=dict)
     # The notebook around the kernel (notebook/cells/, set by the notebook's controller).
     notebook: NotebookReader | None = None
+    editor: NotebookEditor | None = None  # its cells, changed through the page (the cell tools)

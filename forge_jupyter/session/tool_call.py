@@ -37,6 +37,10 @@ async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> T
     """The tool to run, or None when the call was refused (its error row written)."""
     tool = tools.get(part.tool)
     if tool is None:
+        known = ctx.host.services.registry.get(part.tool) if ctx.host is not None and part.tool else None
+        if known is not None and known.absent:  # a flagged tool, not offered here: say why
+            _fail(ctx, part, known.absent)
+            return None
         available = ", ".join(sorted(tools)) or "none"
         name = part.tool or "(no name)"
         _fail(ctx, part, f"Unknown tool {name!r}. Available tools: {available}.")

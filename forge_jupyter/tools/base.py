@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the services' types, named without importing the layers abo
     from ..memory import LongTermMemory
     from ..session.question import Questions
     from ..store.base import Store
+    from .notebook_edit import NotebookEditor
     from .notebook_read import NotebookReader
 
 
@@ -123,6 +124,7 @@ class ToolContext:
     questions: Questions | None = None  # who answers the question tool
     memory: LongTermMemory | None = None  # long-term memory while it is on
     notebook: NotebookReader | None = None  # the notebook the kernel runs (notebook_read)
+    editor: NotebookEditor | None = None  # changes its cells through the page (the cell tools)
     agents: AgentSet | None = None  # the agents a subagent (task) may run as
     # A new child session of the owner (``Forge.session``): what the task tool runs in.
     new_session: Callable[..., Any] | None = None
@@ -163,6 +165,9 @@ class Tool:
     # raised here refuses the call before any rule is read.
     subject: Callable[[dict[str, Any], str | None, str | None], Subject] | None = None
     flag: str | None = None  # offered only when this flag is on (Forge(flags={...}))
+    # What a call says when the flag is off and the model calls it anyway (why it is not
+    # offered here, what to do instead); None: the plain "Unknown tool".
+    absent: str | None = None
     models: Callable[[str], bool] | None = None  # offered only to the models this accepts
     # The agent layer's default for it, before the agent's and the Forge's own rules (which may
     # narrow or widen it): "ask" makes even a read-only tool ask (webfetch).

@@ -9,6 +9,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { activateActions } from './actions';
 import { activatePanel } from './panel';
 import { setHighlighter } from './render/code.js';
+import { CellOutput, setCellInserter } from './render/keep.js';
 import widget from './render/index.js';
 
 /**
@@ -36,6 +37,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       installHighlighter(languages);
     }
     (globalThis as Record<symbol, unknown>)[RENDER_KEY] = widget;
+    if (notebooks) {
+      setCellInserter((from, source, outputs) => insertAsCell(notebooks, from, source, outputs));
+    }
     const panel = activatePanel(app, { notebooks, themes });
     activateActions(app, panel, { notebooks, palette, rendermime });
   }
@@ -59,6 +63,27 @@ function installHighlighter(languages: IEditorLanguageRegistry): void {
       ?? (language.language ? languages.findBest(language.language) : null);
     return languages.highlight(code, spec, el);
   });
+}
+
+/**
+ * "Insert as cell" (render/keep.ts): a code cell after the active cell of the notebook the
+ * button is in (a %%forge cell's widget), else of the current notebook (the side panel follows
+ * it), through JupyterLab's model — an ordinary cell, in the undo history, saved as any edit.
+ */
+function insertAsCell(notebooks: INotebookTracker, from: HTMLElement, source: string,
+                      outputs: CellOutput[]): boolean {
+  const nb = notebooks.find(w => w.node.contains(from)) ?? notebooks.currentWidget;
+  const model = nb?.content.model;
+  if (!nb || !model || model.readOnly) {
+    return false;
+  }
+  const active = nb.content.activeCellIndex;
+  const at = active >= 0 && active < model.cells.length ? active + 1 : model.cells.length;
+  model.sharedModel.transact(() => {
+    model.sharedModel.insertCell(at, { cell_type: 'code', source, outputs, metadata: {} } as never);
+  });
+  nb.content.activeCellIndex = at;
+  return true;
 }
 
 export default plugin;

@@ -68,6 +68,27 @@ export interface Batch {
   ops: Op[];
 }
 
+/** The page's answer to `edit-cell`: done (the cell's id and position after it, whether it waits for review) or not, and why (`error`, for the model to read). */
+export interface CellEdited {
+  type: "cell-edited";
+  request_id: string;
+  ok: boolean;
+  error: string;
+  cell_id: string;
+  index: number;
+  staged: boolean;
+}
+
+/** The person decided a staged change (or edited the cell, which accepts it with their edits): the kernel records it in the session as a `cell.reviewed` event. */
+export interface CellReviewed {
+  type: "cell-reviewed";
+  session_id: string;
+  change_id: string;
+  cell_id: string;
+  edit: "insert" | "edit" | "delete" | "move";
+  decision: "accepted" | "rejected" | "edited";
+}
+
 /** The page's answer to `read-cells`: the cells as nbformat JSON (untrusted input). */
 export interface Cells {
   type: "cells";
@@ -142,6 +163,21 @@ export interface DisplayOp {
 /** The turn is over. */
 export interface DoneOp {
   op: "done";
+}
+
+/** The kernel asks the page to change one cell of its notebook (the cell tools): the page applies it through JupyterLab's notebook model — so it is in the undo history and saved like the person's own edits — and answers `cell-edited`. `cell_id` is the cell edited, deleted or moved; `anchor_id` the cell an insert or move goes `place` ("" with start or end). Unless `auto_accept`, the change is staged for review: the page marks the cell (metadata `forge_review`) until the person accepts or rejects it (`cell-reviewed`). */
+export interface EditCell {
+  kind: "edit-cell";
+  request_id: string;
+  edit: "insert" | "edit" | "delete" | "move";
+  change_id: string;
+  session_id: string;
+  cell_id: string;
+  anchor_id: string;
+  place: "before" | "after" | "start" | "end";
+  cell_type: string;
+  source: string;
+  auto_accept: boolean;
 }
 
 export interface ErrorInfo {
@@ -232,7 +268,7 @@ export interface OutputOp {
   text: string;
 }
 
-export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage;
+export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage | CellEdited | CellReviewed;
 
 /** A pasted image, sent ahead of the prompt naming it (`--image <image_id>`). */
 export interface PanelImage {
@@ -242,7 +278,7 @@ export interface PanelImage {
   data: string;
 }
 
-export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions;
+export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell;
 
 export interface PanelNotice {
   kind: "notice";

@@ -24,7 +24,11 @@ AUDIT = """(root) => {""" + URL_AUDIT + """
     for (const el of root.querySelectorAll('*')) {
         const tag = el.tagName.toUpperCase();
         if (NEVER.has(tag)) bad.push('element ' + tag);
-        const md = el.parentElement && el.parentElement.closest('.forge-md');
+        // a code block's Insert / Copy (keep.ts) are the panel's own: inside a container with
+        // a data- attribute, which the sanitizer strips from anything the model wrote
+        const ours = el.closest('pre.forge-code-kept > [data-forge-code-actions]')
+            || (tag === 'PRE' && el.getAttribute('class') === 'forge-code-kept');
+        const md = !ours && el.parentElement && el.parentElement.closest('.forge-md');
         if (CONTROLS.has(tag) && md) bad.push('model control ' + tag);
         // classes in Markdown only where marked puts them (code) or the sanitizer does
         if (md && el.getAttribute('class') && tag !== 'CODE'

@@ -115,7 +115,8 @@ def test_an_op_that_ops_does_not_declare_is_refused(bad):
 
 
 def test_the_panel_accepts_the_declared_commands_only():
-    assert panel_protocol.TYPES == ("hello", "approve", "answer", "stop", "cells")
+    assert panel_protocol.TYPES == ("hello", "approve", "answer", "stop", "cells", "complete",
+                                   "image", "cell-edited", "cell-reviewed")
     assert panel_protocol.ANSWERS == ("once", "session", "deny")
     assert panel_protocol.PROTOCOL == ops.PROTOCOL
     command = ops.adapter("PanelCommand")

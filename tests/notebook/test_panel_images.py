@@ -8,7 +8,8 @@ import base64
 import pytest
 
 from forge_jupyter.notebook import panel_protocol as proto
-from forge_jupyter.notebook.panel import PASTED_KEPT, PanelHub
+from forge_jupyter.notebook.panel import PanelHub
+from forge_jupyter.notebook.pasted import PASTED_KEPT
 
 ID = "paste_0123456789abcdef"
 
@@ -31,10 +32,10 @@ def test_the_hub_holds_a_few_images_each_taken_once():
     ids = [f"paste_{n:010d}" for n in range(PASTED_KEPT + 2)]
     for i in ids:
         hub._handle(None, image(image_id=i))
-    assert hub.take_images(ids[-1:]) == [(b"\x89PNG...", "image/png")]
+    assert hub.pasted.take(ids[-1:]) == [(b"\x89PNG...", "image/png")]
     with pytest.raises(ValueError, match="paste it again"):
-        hub.take_images(ids[-1:])  # taken already
+        hub.pasted.take(ids[-1:])  # taken already
     with pytest.raises(ValueError, match="paste it again"):
-        hub.take_images(ids[:1])  # the oldest went first
+        hub.pasted.take(ids[:1])  # the oldest went first
     with pytest.raises(ValueError, match="at most 4"):
-        hub.take_images(ids[2:7])
+        hub.pasted.take(ids[2:7])

@@ -13,6 +13,8 @@ import { CostStrip } from './costs';
 import { HistoryView } from './history';
 import { forgeIcon } from './icon';
 import { KernelLink, LinkState } from './kernelLink';
+import { applyEdit } from '../cells/apply';
+import { CellReview, ReviewStrip } from '../cells/review';
 import { answerReadCells } from './liveCells';
 import { completeMention } from './mentionAsk';
 import { LiveTurns } from './liveTurns';
@@ -43,6 +45,7 @@ const STATE_WORDS: Record<LinkState, string> = {
 interface INotebookLink {
   link: KernelLink;
   turns: LiveTurns;
+  review: CellReview;
 }
 
 export class ForgePanel extends Widget {
@@ -89,12 +92,13 @@ export class ForgePanel extends Widget {
     this.prompt = new PromptBox(r => void this.send(r), () => this.current?.turns.stopAll(),
       query => this.current ? completeMention(this.current.link, query) : Promise.resolve([]));
     this.costs = new CostStrip(api);
+    this.reviewStrip = new ReviewStrip();
     this.sessions = new SessionList(api, s => void this.openHistory(s));
     this.history = new HistoryView(api, () => this.showList(), id => void this.openHistoryId(id));
     this.sessionsPane = h('div', { class: 'forge-panel-pane forge-panel-sessions-pane', 'data-testid': 'panel-sessions' },
       this.sessions.el);
     const chat = h('div', { class: 'forge-panel-pane forge-panel-chat', 'data-testid': 'panel-chat' },
-      this.scroller, this.costs.el, this.prompt.el);
+      this.scroller, this.reviewStrip.el, this.costs.el, this.prompt.el);
     this.tabs = new Tabs([['chat', 'Chat', chat], ['sessions', 'Sessions', this.sessionsPane]], key => {
       if (key === 'sessions' && !this.listed) {
         this.listed = true;
@@ -146,7 +150,10 @@ export class ForgePanel extends Widget {
         link.enable();
       }
       const records = new CellRecords(this.api, nb);
-      entry = { link, turns: new LiveTurns(link, this.api, (sid, messages) => void records.restore(sid, messages)) };
+      entry = {
+        link, turns: new LiveTurns(link, this.api, (sid, messages) => void records.restore(sid, messages)),
+        review: new CellReview(nb, msg => link.send(msg))
+      };
       this.links.set(nb, entry);
       const e = entry;
       link.stateChanged.connect((_, state) => this.onState(e, state));
@@ -154,6 +161,13 @@ export class ForgePanel extends Widget {
       link.received.connect((_, msg) => this.onMessage(e, msg));
       // notebook_read: this notebook's cells for its own kernel, whichever notebook is shown
       link.received.connect((_, msg) => msg.kind === 'read-cells' && answerReadCells(link, nb, msg));
+      // the cell tools: the change applied through JupyterLab's model, staged for review
+      link.received.connect((_, msg) => {
+        if (msg.kind === 'edit-cell') {
+          link.send(applyEdit(nb, msg));
+          e.review.schedule();
+        }
+      });
       entry.turns.changed.connect(() => e === this.current && this.prompt.setRunning(e.turns.running));
       nb.disposed.connect(() => {
         this.links.delete(nb);
@@ -170,6 +184,7 @@ export class ForgePanel extends Widget {
     const entry = nb ? this.track(nb) : null;
     this.current = entry;
     this.notebook = nb;
+    this.reviewStrip.follow(entry ? entry.review : null);
     this.turnsHost.replaceChildren(entry ? entry.turns.el : h('div', { class: 'forge-panel-empty' },
       'Open a notebook: the panel follows the active one and runs prompts in its kernel.'));
     this.noticesEl.replaceChildren();
@@ -369,6 +384,7 @@ export class ForgePanel extends Widget {
   private readonly scroller: HTMLElement;
   private readonly prompt: PromptBox;
   private readonly costs: CostStrip;
+  private readonly reviewStrip: ReviewStrip;
   private readonly sessions: SessionList;
   private readonly history: HistoryView;
   private readonly sessionsPane: HTMLElement;

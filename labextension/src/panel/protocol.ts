@@ -2,7 +2,7 @@
 // the code of the execute_request its prompt box sends. Everything the kernel sends is checked
 // for shape before use: a kernel runs whatever its notebook ran, so its messages are data.
 // The messages' types are generated from forge_jupyter/notebook/ops.py.
-import type { Info, Op, PanelMessage, PanelNotice, Turn, TurnBatch, TurnEnd } from '../protocol.generated';
+import type { EditCell, Info, Op, PanelMessage, PanelNotice, Turn, TurnBatch, TurnEnd } from '../protocol.generated';
 
 export type { Op };
 
@@ -67,6 +67,19 @@ export function parse(data: unknown): KernelMessage | null {
           typeof i.insert === 'string' && typeof i.detail === 'string').slice(0, 100)
           .map(i => ({ insert: String(i.insert).slice(0, 5000), detail: String(i.detail).slice(0, 200) })) : []
       };
+    case 'edit-cell': {
+      const edit = ['insert', 'edit', 'delete', 'move'].includes(str(d.edit)) ? str(d.edit) : '';
+      const place = ['before', 'after', 'start', 'end'].includes(str(d.place)) ? str(d.place) : 'end';
+      if (!edit || !str(d.request_id)) {
+        return null;
+      }
+      return {
+        kind: 'edit-cell', request_id: str(d.request_id), edit: edit as EditCell['edit'],
+        change_id: str(d.change_id), session_id: str(d.session_id), cell_id: str(d.cell_id),
+        anchor_id: str(d.anchor_id), place: place as EditCell['place'], cell_type: str(d.cell_type),
+        source: str(d.source), auto_accept: d.auto_accept === true
+      };
+    }
     default:
       return null;
   }

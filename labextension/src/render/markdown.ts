@@ -5,6 +5,8 @@
 import DOMPurify, { type Config } from "dompurify";
 import { Marked } from "marked";
 
+import { addCodeActions } from "./keep.js";
+
 /** The one Markdown parser (GitHub-flavoured, synchronous); ./stream.ts lexes with its options. */
 export const marked = new Marked({ gfm: true, breaks: false, async: false });
 const purify = DOMPurify(window);
@@ -68,7 +70,7 @@ function unblockAsLinks(fragment: DocumentFragment): DocumentFragment {
 
 /** A sanitized DocumentFragment for `html` (what marked made of model text). */
 export function sanitizeHtml(html: string): DocumentFragment {
-  return unblockAsLinks(purify.sanitize(html, CONFIG));
+  return addCodeActions(unblockAsLinks(purify.sanitize(html, CONFIG)));
 }
 
 /** A sanitized DocumentFragment for `text` (Markdown as the model wrote it). */

@@ -8,6 +8,7 @@ import type {
 } from "../protocol.generated.js";
 import { codeBlock, codeLanguage, isBlock } from "./code.js";
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
+import { canInsert, insertCell, outputsOf } from "./keep.js";
 import { renderMarkdown } from "./markdown.js";
 import { LiveMarkdown } from "./stream.js";
 import { type Asked, type Decision, isQuestion, receive, TurnState } from "./state.js";
@@ -481,6 +482,20 @@ export class TurnView {
     }
     const displays = s.displays.get(p.id) || [];
     if (displays.length) card.append(h("div", { class: "forge-displays" }, displays.map(displayEl)));
+    const code = p.tool === "python" && p.input ? p.input.code : null;
+    if (typeof code === "string" && code && canInsert() && (p.state === "completed" || p.state === "error")) {
+      // the code, and what it showed if it ran (not a denied call's refusal)
+      const outputs = denied ? [] : outputsOf(p.state === "completed" ? shown || null : null,
+        p.state === "error" ? p.error || null : null, displays);
+      card.append(h("div", { class: "forge-tool-keep" }, h("button", {
+        type: "button", class: "forge-tool-insert", "data-testid": "tool-insert",
+        title: "Insert this code as a new cell below the active one" + (outputs.length ? ", with its output" : ""),
+        onclick: (e: MouseEvent) => {
+          const button = e.currentTarget as HTMLButtonElement;
+          button.textContent = insertCell(button, code, outputs) ? "Inserted" : "No notebook open";
+        },
+      }, "Insert as cell")));
+    }
     const asked = approval ? this.approvalEl(approval, false) : null;
     if (asked) card.append(asked);
     // Scroll live output to its end after it is in the document.

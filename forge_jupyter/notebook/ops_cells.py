@@ -1,0 +1,58 @@
+"""The side panel's messages for the cell tools (tools/notebook_edit.py), part of the protocol
+``ops.py`` declares (its unions name them): the kernel's ``edit-cell``, the page's
+``cell-edited`` answer and the person's ``cell-reviewed`` decision."""
+
+from typing import Literal
+
+# typing_extensions' TypedDict: pydantic reads it on Python 3.11 (typing's only from 3.12).
+from typing_extensions import TypedDict
+
+CellEdit = Literal["insert", "edit", "delete", "move"]  # the cell tools (tools/notebook_edit.py)
+Place = Literal["before", "after", "start", "end"]  # where insert and move put the cell
+Review = Literal["accepted", "rejected", "edited"]  # edited: the person changed it, accepted so
+
+
+class EditCell(TypedDict):
+    """The kernel asks the page to change one cell of its notebook (the cell tools): the page
+    applies it through JupyterLab's notebook model — so it is in the undo history and saved like
+    the person's own edits — and answers ``cell-edited``. ``cell_id`` is the cell edited,
+    deleted or moved; ``anchor_id`` the cell an insert or move goes ``place`` ("" with start or
+    end). Unless ``auto_accept``, the change is staged for review: the page marks the cell
+    (metadata ``forge_review``) until the person accepts or rejects it (``cell-reviewed``)."""
+
+    kind: Literal["edit-cell"]
+    request_id: str
+    edit: CellEdit
+    change_id: str
+    session_id: str
+    cell_id: str
+    anchor_id: str
+    place: Place
+    cell_type: str  # code or markdown (insert); "" keeps the cell's type
+    source: str
+    auto_accept: bool
+
+
+class CellEdited(TypedDict):
+    """The page's answer to ``edit-cell``: done (the cell's id and position after it, whether it
+    waits for review) or not, and why (``error``, for the model to read)."""
+
+    type: Literal["cell-edited"]
+    request_id: str
+    ok: bool
+    error: str
+    cell_id: str
+    index: int
+    staged: bool
+
+
+class CellReviewed(TypedDict):
+    """The person decided a staged change (or edited the cell, which accepts it with their
+    edits): the kernel records it in the session as a ``cell.reviewed`` event."""
+
+    type: Literal["cell-reviewed"]
+    session_id: str
+    change_id: str
+    cell_id: str
+    edit: CellEdit
+    decision: Review

@@ -1,0 +1,147 @@
+"""The cell tools and their review (issue 28, items 1, 2 and 4), in JupyterLab and Chromium: a
+turn's model inserts, edits, deletes and moves cells; the page applies each through
+JupyterLab's notebook model and stages it (stripe, bar, diff, Accept / Reject, the panel's
+count); what the person decides is what the saved notebook holds, and the staged marks
+survive a reload of the page; and what the agent ran becomes cells when the person asks."""
+
+from __future__ import annotations
+
+import json
+
+from forge_jupyter.testing import Turn, tool_call
+from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell
+from tests.browser.panel_page import PanelPage
+
+LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow']"
+
+
+def _sources(page) -> list[str]:
+    return page.evaluate(f"() => {PANEL}.content.widgets.map(w => w.model.sharedModel.getSource())")
+
+
+def _wait_cell_done(page, cell_id: str) -> None:
+    """The cell with ``cell_id`` (wherever it moved) has run to its end."""
+    page.wait_for_function(f"""() => {{
+        const c = {PANEL}.content.widgets.find(w => w.model.id === {cell_id!r});
+        return c && c.model.executionCount !== null && !c.promptNode.textContent.includes('*');
+    }}""", timeout=90_000)
+
+
+def _bar(nb: NotebookPage, index: int):
+    return nb.cell(index).locator("[data-testid=review-bar]")
+
+
+def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage, list[str]]:
+    lab.write_notebook(name, ["x = 1", "y = 2", "z = 3", LOAD, forge_cell("Tidy up.")])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    script.add(Turn([tool_call(n, args(ids), id=f"c{i}") for i, (n, args) in enumerate(calls)]),
+               Turn.text("Tidied."))
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()  # the comm the page applies edits on
+    nb.run_cell(3)
+    nb.wait_idle(3)
+    panel.wait_state("attached")
+    nb.run_cell(4)
+    _wait_cell_done(page, ids[4])
+    return nb, panel, ids
+
+
+def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided(page, lab, script):
+    nb, panel, ids = _start(page, lab, script, "review.ipynb", [
+        ("notebook_insert", lambda ids: {"source": "w = 0", "after_id": ids[0]}),
+        ("notebook_edit", lambda ids: {"cell_id": ids[1], "source": "y = 20\nprint(y)"}),
+        ("notebook_delete", lambda ids: {"cell_id": ids[2]}),
+    ])
+    results = [m["content"] for m in script.requests[-1].messages if m["role"] == "tool"]
+    assert all("staged for the person's review" in r for r in results), results
+    assert _sources(page)[:3] == ["x = 1", "w = 0", "y = 20\nprint(y)"]
+    # what the page shows: the inserted cell marked, the edited one with its diff, the count
+    assert _bar(nb, 1).get_attribute("data-kind") == "insert"
+    assert "Forge inserted this cell" in _bar(nb, 1).inner_text()
+    assert _bar(nb, 2).get_attribute("data-kind") == "edit"
+    diff = _bar(nb, 2).locator("[data-testid=review-diff]").inner_text()
+    assert diff.splitlines() == ["- y = 2", "+ y = 20", "+ print(y)"]
+    assert "forge-review-pending" in (nb.cell(2).get_attribute("class") or "")
+    assert _bar(nb, 0).count() == 0
+    assert panel.tid("review-count").inner_text() == "3 cell changes to review"
+    assert "z = 3" in panel.tid("review-deleted").inner_text()
+
+    # Saved and reloaded: the marks are in the notebook, so the review is still there.
+    nb.save()
+    saved = lab.read_notebook("review.ipynb")
+    assert saved.cells[1].metadata["forge_review"]["inserted"] is True
+    assert saved.metadata["forge_review"]["deleted"][0]["cell"]["source"] == "z = 3"
+    nb = NotebookPage(page, lab, "review.ipynb").open()
+    panel = PanelPage(page).open()
+    panel.tid("review-count").filter(has_text="3 cell changes").wait_for()
+    assert _bar(nb, 2).locator("[data-testid=review-diff]").count() == 1
+
+    _bar(nb, 1).locator("[data-testid=review-accept]").click()  # keep the inserted cell
+    _bar(nb, 2).locator("[data-testid=review-reject]").click()  # the edit undone
+    panel.tid("review-deleted").locator("button", has_text="Reject").click()  # z comes back
+    panel.tid("review-strip").wait_for(state="hidden")
+    assert _bar(nb, 1).count() == 0 and _bar(nb, 2).count() == 0
+    nb.save()
+    saved = lab.read_notebook("review.ipynb")
+    assert [c.source for c in saved.cells][:4] == ["x = 1", "w = 0", "y = 2", "z = 3"]
+    assert saved.cells[3].id == ids[2]  # re-inserted whole, its id too
+    assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
+
+
+def test_a_move_rejected_moves_back_and_a_persons_own_edit_accepts_the_change(page, lab, script):
+    nb, panel, ids = _start(page, lab, script, "review_move.ipynb", [
+        ("notebook_move", lambda ids: {"cell_id": ids[0], "after_id": ids[2]}),
+        ("notebook_edit", lambda ids: {"cell_id": ids[1], "source": "y = 'agent'"}),
+    ])
+    assert _sources(page)[:3] == ["y = 'agent'", "z = 3", "x = 1"]
+    assert panel.tid("review-count").inner_text() == "2 cell changes to review"
+    # The person types into the edited cell: it is theirs now (accepted with their edits).
+    page.evaluate(f"() => {PANEL}.content.widgets[0].model.sharedModel.setSource(\"y = 'mine'\")")
+    _bar(nb, 0).wait_for(state="detached")
+    panel.tid("review-count").filter(has_text="1 cell change to review").wait_for()
+    panel.tid("review-reject-all").click()
+    panel.tid("review-strip").wait_for(state="hidden")
+    nb.save()
+    saved = lab.read_notebook("review_move.ipynb")
+    assert [c.source for c in saved.cells][:3] == ["x = 1", "y = 'mine'", "z = 3"]
+    assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
+
+
+def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script):
+    # Item 4: the python card's "Insert as cell" (the code and what it printed) and an answer's
+    # code block's Insert; both ordinary cells after the active one, saved as the person's own.
+    name = "keep.ipynb"
+    lab.write_notebook(name, [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
+                              forge_cell("Compute it.")])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    script.add(Turn([tool_call("python", {"code": "print(6 * 7)"}, id="p1")]),
+               Turn.text("It is 42. To keep it:\n\n```python\nanswer = 6 * 7\n```\n"))
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()  # the panel shows the cell's turn as it runs
+    nb.run_cell(0)
+    nb.wait_idle(0)
+    panel.wait_state("attached")
+    nb.run_cell(1)
+    _wait_cell_done(page, ids[1])
+    turn = panel.turn()
+    panel.wait_turn_done(turn)
+    card = turn.locator("[data-testid=tool][data-tool=python]")
+    card.locator("[data-testid=tool-insert]").click()
+    block = turn.locator("[data-testid=text] pre").first
+    block.hover()
+    assert turn.locator("[data-testid=code-copy]").is_visible()  # copy is offered too
+    turn.locator("[data-testid=code-insert]").click()
+    assert turn.locator("[data-testid=code-insert]").get_attribute("data-label") == "Inserted"
+    assert "Insert" not in block.inner_text() and "Copy" not in block.inner_text()  # no text of it
+    assert _sources(page) == [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
+                              forge_cell("Compute it."), "print(6 * 7)", "answer = 6 * 7"]
+    nb.save()
+    saved = lab.read_notebook(name)
+    ran, written = saved.cells[2], saved.cells[3]
+    assert ran.cell_type == "code" and ran.source == "print(6 * 7)"
+    assert [o.get("text", "").strip() for o in ran.outputs] == ["42"]  # what it printed
+    assert written.source == "answer = 6 * 7" and written.outputs == []
+    assert "forge_review" not in json.dumps(saved.dict())  # the person's own cells: no review
+    assert not page.forge_errors

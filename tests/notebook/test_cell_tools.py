@@ -1,0 +1,235 @@
+"""The cell tools (issue 28, item 1) at the comm: a real kernel whose ``%%forge`` cells are answered
+by the fake model server, and this test as the page — it receives ``edit-cell`` on the side
+panel's comm and answers ``cell-edited`` as labextension/src/cells/apply.ts does (what the page
+does with it is the browser tests' part: tests/browser/test_cell_review.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import nbformat
+import pytest
+
+from forge_jupyter.testing import FakeModelServer, Turn, tool_call
+from tests.notebook.panel_kernel import PanelKernel
+from tests.notebook.replay_nb import notebook, run, shown
+
+CELL_TOOLS = {"notebook_insert", "notebook_edit", "notebook_delete", "notebook_move"}
+
+
+@pytest.fixture(scope="module")
+def kernel(model_server, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cells")
+    k = PanelKernel({"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": model_server.openai_base,
+                     "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(root / "forge.duckdb"),
+                     "FORGE_WIDGET": "off"}, root)
+    # a shorter bound than the page's 10 s, so the no-answer test stays quick
+    loaded = k.run("%load_ext forge_jupyter\nimport forge_jupyter.notebook.cells.edit as _e\n"
+                   "_e.EDIT_WAIT = 1.0")
+    assert loaded.status == "ok", loaded.text
+    yield k
+    k.close()
+
+
+@pytest.fixture
+def panel(kernel):
+    comm_id = kernel.open_panel()
+    yield comm_id
+    kernel.close_panel(comm_id)
+
+
+def _offered(request) -> set[str]:
+    return {t["function"]["name"] for t in request.body.get("tools", [])}
+
+
+def _results(server) -> list[str]:
+    """The tool results the last request carried after its last assistant message."""
+    messages = server.requests[-1].messages
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    return [m["content"] for m in messages[last:] if m["role"] == "tool"]
+
+
+class Page:
+    """The page's side: approves each ask once, records each edit-cell, answers with ``reply``."""
+
+    def __init__(self, kernel: PanelKernel, comm_id: str, reply=None) -> None:
+        self.kernel, self.comm_id, self.reply = kernel, comm_id, reply
+        self.edits: list[dict[str, Any]] = []
+
+    def __call__(self, comm_id: str, data: dict[str, Any]) -> None:
+        if comm_id != self.comm_id:
+            return
+        for op in data.get("ops", []):
+            if op["op"] == "approval":
+                self.kernel.send(comm_id, {"type": "approve", "request_id": op["request"]["id"],
+                                           "answer": "once"}, wait=False)
+        if data["kind"] == "edit-cell":
+            self.edits.append(data)
+            answer = self.reply(data) if self.reply else None
+            if answer is not None:
+                self.kernel.send(comm_id, {"type": "cell-edited", "request_id": data["request_id"],
+                                           **answer}, wait=False)
+
+
+def _ok(cell_id: str, index: int) -> dict[str, Any]:
+    return {"ok": True, "error": "", "cell_id": cell_id, "index": index, "staged": True}
+
+
+def test_the_cell_tools_are_offered_only_while_a_page_is_attached(kernel, server):
+    server.add(Turn.text("No page."))
+    assert kernel.run("%%forge\nHello").status == "ok"
+    assert not _offered(server.requests[-1]) & CELL_TOOLS
+    assert "notebook_read" in _offered(server.requests[-1])
+    comm_id = kernel.open_panel()
+    try:
+        server.add(Turn.text("A page."), Turn.text("Planning."))
+        assert kernel.run("%%forge\nHello").status == "ok"
+        assert CELL_TOOLS <= _offered(server.requests[-1])
+        # plan mode denies them: the model never sees them
+        assert kernel.run("%%forge -a plan\nHello").status == "ok"
+        assert not _offered(server.requests[-1]) & CELL_TOOLS
+    finally:
+        kernel.close_panel(comm_id)
+
+
+def test_an_insert_goes_to_the_page_after_the_persons_yes_and_the_model_reads_what_it_did(
+        kernel, server, panel):
+    server.add(Turn([tool_call("notebook_insert", {"source": "df.describe()", "after_id": "c-load"})]),
+               Turn([tool_call("notebook_edit", {"cell_id": "c-plot", "source": "df.plot()"})]),
+               Turn.text("Done."))
+    page = Page(kernel, panel, lambda e: _ok("c-new" if e["edit"] == "insert" else e["cell_id"], 2))
+    r = kernel.run("%%forge\nAdd a summary cell.", on_comm=page)
+    assert r.status == "ok", r.text
+    insert, edit = page.edits
+    assert (insert["edit"], insert["anchor_id"], insert["place"], insert["cell_type"],
+            insert["source"], insert["auto_accept"]) == ("insert", "c-load", "after", "code",
+                                                         "df.describe()", False)
+    assert insert["session_id"].startswith("ses_") and insert["change_id"].startswith("chg_")
+    assert (edit["edit"], edit["cell_id"], edit["source"]) == ("edit", "c-plot", "df.plot()")
+    assert insert["change_id"] != edit["change_id"]
+    [result] = _results(server)
+    assert "Edited cell c-plot (now #2)" in result and "staged for the person's review" in result
+    earlier = json.dumps([m for m in server.requests[-2].messages if m["role"] == "tool"])
+    assert "Inserted cell c-new (now #2)" in earlier
+
+
+def test_a_stale_or_foreign_cell_id_gets_the_pages_reason_and_how_to_get_ids(kernel, server, panel):
+    server.add(Turn([tool_call("notebook_delete", {"cell_id": "from-other-nb"})]), Turn.text("Oh."))
+    page = Page(kernel, panel, lambda e: {
+        "ok": False, "error": "no cell with id 'from-other-nb' in this notebook (a.ipynb)",
+        "cell_id": "", "index": -1, "staged": False})
+    assert kernel.run("%%forge\nDelete it.", on_comm=page).status == "ok"
+    [result] = _results(server)
+    assert "no cell with id 'from-other-nb' in this notebook (a.ipynb)" in result
+    assert "call it with no arguments" in result and "another notebook's ids do not work" in result
+
+
+def test_bad_sources_and_ids_are_refused_before_the_page_sees_them(kernel, server, panel):
+    server.add(Turn([tool_call("notebook_insert", {"source": "%%forge\nagain"}, id="c1"),
+                     tool_call("notebook_edit", {"cell_id": "c-1", "source": "x" * 100_001}, id="c2"),
+                     tool_call("notebook_insert", {"source": "data = '\x00\x01'"}, id="c3"),
+                     tool_call("notebook_move", {"cell_id": "../x"}, id="c4")]),
+               Turn.text("Refused."))
+    page = Page(kernel, panel, lambda e: _ok("c-x", 0))
+    assert kernel.run("%%forge\nTry.", on_comm=page).status == "ok"
+    assert page.edits == []
+    forge, huge, binary, bad_id = _results(server)
+    assert "may not call forge" in forge
+    assert "100,001 characters; a cell may hold at most 100,000" in huge and "x" * 200 not in huge
+    assert "binary control characters" in binary
+    assert "must be a cell id" in bad_id and "notebook_read" in bad_id
+
+
+def test_a_page_that_does_not_answer_or_closes_mid_edit_is_a_clear_error(kernel, server):
+    comm_id = kernel.open_panel()
+    server.add(Turn([tool_call("notebook_delete", {"cell_id": "c-1"})]), Turn.text("Waited."))
+    page = Page(kernel, comm_id)  # never answers
+    assert kernel.run("%%forge\nDelete.", on_comm=page).status == "ok"
+    [result] = _results(server)
+    assert "did not apply the change within 1 s" in result and "notebook_read" in result
+
+    def close(cid: str, data: dict[str, Any]) -> None:  # the notebook is closed meanwhile
+        page(cid, data)
+        if data["kind"] == "edit-cell":
+            kernel.send(cid, {"type": "hello"}, wait=False)  # still listening, then gone:
+            msg = kernel.kc.session.msg("comm_close", {"comm_id": cid, "data": {}})
+            kernel.kc.shell_channel.send(msg)
+
+    server.add(Turn([tool_call("notebook_delete", {"cell_id": "c-1"})]), Turn.text("Closed."))
+    assert kernel.run("%%forge\nDelete.", on_comm=close).status == "ok"
+    [result] = _results(server)
+    assert "Nothing was changed: the notebook's page closed before it applied the change" in result
+
+
+def test_a_review_decision_is_recorded_in_the_session_with_who_and_when(kernel, server, panel):
+    server.add(Turn.text("Hi."))
+    assert kernel.run("%%forge\nHi").status == "ok"
+    [session_id] = {m["session_id"] for m in kernel.received[panel] if m["kind"] == "turn"}
+    kernel.send(panel, {"type": "cell-reviewed", "session_id": session_id, "change_id": "chg_0123",
+                        "cell_id": "c-new", "edit": "insert", "decision": "rejected"})
+    bad = kernel.send(panel, {"type": "cell-reviewed", "session_id": session_id,
+                              "change_id": "chg_1", "cell_id": "c", "edit": "rm -rf",
+                              "decision": "accepted"})
+    assert bad[0]["kind"] == "notice" and "edit is one of insert" in bad[0]["message"]
+    r = kernel.run("import forge_jupyter\nev = forge_jupyter.current().events(type='cell.reviewed')\n"
+                   "print(len(ev), ev.iloc[-1]['actor'], ev.iloc[-1]['created_at'] is not None)\n"
+                   "print(ev.iloc[-1]['data'])")
+    assert r.status == "ok", r.text
+    assert r.stdout.splitlines()[0] == "1 user True"
+    assert "chg_0123" in r.stdout and "rejected" in r.stdout and "c-new" in r.stdout
+
+
+def test_without_the_extension_the_cell_tools_are_not_offered_and_the_file_is_untouched(tmp_path):
+    # nbclient (papermill, CI): no page answers the panel's comm, so no cell tool is offered;
+    # a model that calls one anyway is told plainly what it needs, and nothing edits the file.
+    with FakeModelServer() as server:
+        server.add(Turn([tool_call("notebook_insert", {"source": "x = 1"})]), Turn.text("Could not."))
+        nb = notebook("a = 1", "%%forge\nAdd a cell that sets x.")
+        path = tmp_path / "analysis.ipynb"
+        nbformat.write(nb, path)
+        saved = path.read_bytes()
+        done = run(nb, tmp_path, server.openai_base)
+        first, second = server.requests
+    assert not _offered(first) & CELL_TOOLS and "notebook_read" in _offered(first)
+    [result] = [m["content"] for m in second.messages if m["role"] == "tool"]
+    assert "need JupyterLab or Notebook 7 with forge-jupyter's extension" in result
+    assert "nothing was changed" in result
+    assert path.read_bytes() == saved
+    assert [c.source for c in done.cells] == [c.source for c in nb.cells]
+
+
+def test_restart_and_run_all_runs_an_accepted_agent_cell_once_and_replays_the_turn_that_wrote_it(
+        tmp_path, model_server):
+    # Recorded with a page: the agent inserts a cell, the person accepts it, the notebook is
+    # saved with it as an ordinary cell. Then a fresh kernel runs the whole notebook headless
+    # (nbclient, no page): the agent's cell runs once, as any cell; the %%forge turn replays
+    # strictly — no model call — without inserting it again or running its code (a re-run
+    # notebook_insert would fail there, no page, and strict replay would stop on it).
+    server = model_server
+    agent_cell = "runs = globals().get('runs', 0) + 1\nprint('runs', runs)"
+    nb = notebook("%%forge\nAdd a cell that counts its runs.")
+    path = tmp_path / "analysis.ipynb"
+    nbformat.write(nb, path)
+    env = {"FORGE_MODEL": "openai/gpt-4o-mini", "FORGE_API_BASE": server.openai_base,
+           "FORGE_API_KEY": "sk-fake", "FORGE_DB": str(tmp_path / "forge.duckdb"),
+           "FORGE_WIDGET": "off", "JPY_SESSION_NAME": "analysis.ipynb"}
+    k = PanelKernel(env, tmp_path)
+    try:
+        assert k.run(nb.cells[0].source).status == "ok"
+        comm_id = k.open_panel()
+        server.add(Turn([tool_call("notebook_insert", {"source": agent_cell})]), Turn.text("Added."))
+        page = Page(k, comm_id, lambda e: _ok("c-agent", 2))
+        assert k.run(nb.cells[1].source, on_comm=page).status == "ok"
+        assert [e["source"] for e in page.edits] == [agent_cell]
+    finally:
+        k.close()
+    nb.cells.append(nbformat.v4.new_code_cell(agent_cell))  # accepted, saved by JupyterLab
+    nbformat.write(nb, path)
+    asked = len(server.requests)
+    done = run(nb, tmp_path, server.openai_base, env={"FORGE_REPLAY": "strict"})
+    assert len(server.requests) == asked  # replayed: no model call
+    assert "Replayed" in shown(done.cells[1]) and "Added." in shown(done.cells[1])
+    assert "need JupyterLab" not in shown(done.cells[1])
+    assert shown(done.cells[2]).strip() == "runs 1"  # once, as an ordinary cell
+    assert len(done.cells) == 3  # nothing inserted
