@@ -29,6 +29,7 @@ from typing import Any
 
 from . import answering
 from . import panel_protocol as proto
+from .page_requests import PageRequests
 from .pasted import PastedImages
 
 log = logging.getLogger(__name__)
@@ -55,9 +56,9 @@ class PanelHub:
         self._last_info: dict[str, Any] | None = None
         self.controller: Any = None
         self.shell: Any = None
-        self._cell_requests: dict[str, Future[list[Any]]] = {}  # read-cells waiting for a page
+        self._cell_requests: PageRequests[list[Any]] = PageRequests("cells")  # read-cells
         self.pasted = PastedImages()  # the box's images, until the prompt naming them runs
-        self._edit_requests: dict[str, Future[proto.CellEditedReply | str]] = {}  # edit-cell
+        self._edit_requests: PageRequests[proto.CellEditedReply | str] = PageRequests("edit")
 
     @property
     def attached(self) -> bool:
@@ -127,10 +128,7 @@ class PanelHub:
         if last:
             self._unbind()
             # An edit the closed page was applying: it cannot answer now (cells/edit.py says so).
-            for request_id in list(self._edit_requests):
-                future = self._edit_requests.pop(request_id, None)
-                if future is not None and not future.done():
-                    future.set_result(CLOSED)
+            self._edit_requests.answer_all(CLOSED)
             # Asks waiting for the panel in runs no widget shows: nobody can answer them now.
             for view in list(self._live.values()):
                 if view.widget is None or view.fallback:
@@ -250,9 +248,7 @@ class PanelHub:
         whole up to ``image_chars``; None when no page can answer."""
         if not self._attached:
             return None
-        request_id = "cells_" + secrets.token_hex(8)
-        future: Future[list[Any]] = Future()
-        self._cell_requests[request_id] = future
+        request_id, future = self._cell_requests.open()
         ask: dict[str, Any] = {"kind": "read-cells", "request_id": request_id,
                                "max_chars": max_chars}
         if image_ids:
@@ -261,15 +257,10 @@ class PanelHub:
         return future
 
     def forget_cells(self, future: Future[list[Any]]) -> None:
-        """A request no page answered in time: a late answer is dropped."""
-        for key, value in list(self._cell_requests.items()):
-            if value is future:
-                self._cell_requests.pop(key, None)
+        self._cell_requests.forget(future)
 
     def _cells(self, command: proto.CellsReply) -> None:
-        future = self._cell_requests.pop(command.request_id, None)
-        if future is not None and not future.done():
-            future.set_result(command.cells)  # from the comm's thread: the tool awaits it
+        self._cell_requests.answer(command.request_id, command.cells)
 
     # -- the cell tools (notebook/cells/edit.py) ------------------------------------------
 
@@ -278,21 +269,15 @@ class PanelHub:
         future holds the first answer, or why none can come; None when no page is attached."""
         if not self._attached:
             return None
-        request_id = "edit_" + secrets.token_hex(8)
-        future: Future[proto.CellEditedReply | str] = Future()
-        self._edit_requests[request_id] = future
+        request_id, future = self._edit_requests.open()
         self._publish({"kind": "edit-cell", "request_id": request_id, **edit})
         return future
 
     def forget_edit(self, future: Future[Any]) -> None:
-        for key, value in list(self._edit_requests.items()):
-            if value is future:
-                self._edit_requests.pop(key, None)
+        self._edit_requests.forget(future)
 
     def _edited(self, command: proto.CellEditedReply) -> None:
-        future = self._edit_requests.pop(command.request_id, None)
-        if future is not None and not future.done():
-            future.set_result(command)
+        self._edit_requests.answer(command.request_id, command)
 
     def _reviewed(self, comm: Any, command: proto.CellReviewed) -> None:
         """The person's decision on a staged change, recorded in its session like an answer to
