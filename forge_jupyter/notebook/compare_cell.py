@@ -18,10 +18,11 @@ from IPython.display import clear_output, display
 
 from ..errors import ForgeError
 from .cell_options import CELL_USAGE
+from .mentions.grammar import MentionError, Parsed
 
 
 async def run_compare(controller: Any, opts: argparse.Namespace, text: str,
-                      session_of: Callable[[], tuple[Any, Any]]) -> Any:
+                      session_of: Callable[[], tuple[Any, Any]], pointed: Parsed) -> Any:
     from ..comparison import comparison_of
     from ..session.compare import check_models, compare_async, recorded
     from ..tools.notebook_read import FLAG as NOTEBOOK_FLAG
@@ -51,11 +52,14 @@ async def run_compare(controller: Any, opts: argparse.Namespace, text: str,
             await controller.warmup.wait()
         display({"text/plain": f"Asking {len(models)} models side by side: "
                  f"{', '.join(models)} …"}, raw=True)
-        try:
+        try:  # what the prompt points at, read once for every model (pointing.py)
+            attached = (await controller.attachments(session, pointed.mentions)
+                        if pointed.mentions else [])
             columns = await compare_async(session, text, models, agent=opts.agent,
                                           budget=opts.budget, max_tokens=opts.max_tokens,
-                                          origin=origin, context=controller.context_note(origin))
-        except ForgeError as exc:
+                                          origin=origin, context=controller.context_note(origin),
+                                          attachments=attached)
+        except (ForgeError, MentionError) as exc:
             raise UsageError(str(exc)) from None
         finally:
             clear_output(wait=True)  # the comparison, when it shows, says the rest

@@ -101,7 +101,8 @@ class ForgeMagics(Magics):
         if opts.compare is not None:  # each model in a fork, side by side (compare_cell.py)
             from .compare_cell import run_compare
 
-            return await run_compare(self.controller, opts, text, lambda: self._session(opts))
+            return await run_compare(self.controller, opts, text, lambda: self._session(opts),
+                                     pointed)
         from .kernel_status import cell_parent
         from .warmup import LOADING
         from .widget import TurnView

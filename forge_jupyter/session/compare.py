@@ -207,7 +207,8 @@ async def compare_async(session: Any, text: str, models: Sequence[str] | str, *,
                         agent: str | None = None, budget: float | None = None,
                         max_tokens: int | None = None, concurrency: int = DEFAULT_CONCURRENCY,
                         writes: bool = False, origin: dict[str, Any] | None = None,
-                        context: str | None = None) -> list[Column]:
+                        context: str | None = None,
+                        attachments: Sequence[str] = ()) -> list[Column]:
     """Run ``text`` once per model, each in its own fork of ``session``; one Column each."""
     names = check_models(models)
     concurrency = positive_int(concurrency, "concurrency", "Give how many runs may go at "
@@ -237,7 +238,7 @@ async def compare_async(session: Any, text: str, models: Sequence[str] | str, *,
                 answer = await fork.prompt_async(
                     text, model=model, agent=agent, permissions=rules, allowance=allowance,
                     origin={**(origin or {}), "compare": {"group": group, "models": names}},
-                    context=note or None)
+                    context=note or None, attachments=attachments)
             except ForgeError as exc:  # a model forge cannot call, a busy session, …
                 return Column(model, fork, error=str(exc))
         return await asyncio.to_thread(read_column, fork, model, user_id=answer.parent_id)

@@ -11,7 +11,8 @@ from tests.notebook.replay_nb import notebook, run, shown
 
 pytestmark = pytest.mark.slow
 
-COMPARE = "%%forge --compare openai/model-a,openai/model-b,openai/broken\nWhat is the mean?"
+COMPARE = ("%%forge --compare openai/model-a,openai/model-b,openai/broken\n"
+           "What is the mean of @prices?")
 
 
 def by_model(request):
@@ -23,7 +24,7 @@ def by_model(request):
         return Turn.text("median answered in the notebook's session")
     if "Go on." in said:
         return Turn.text("going on in model-a's fork" if "model-a says" in said else "lost")
-    if "What is the mean?" in said:
+    if "What is the mean" in said:
         return Turn.text(f"{model} says the mean is 4.2")
     return Turn.text("Loaded.")
 
@@ -35,7 +36,7 @@ def html(cell) -> str:
 def test_compare_cell_runs_each_model_in_a_fork_and_run_all_replays_every_column(
         tmp_path, fake_model_server):
     server = fake_model_server
-    nb = notebook("%%forge\nLoad the data.", COMPARE,
+    nb = notebook("%%forge\nLoad the data.", "prices = [3.9, 4.2, 4.5]", COMPARE,
                   "frame = _\nprint(frame[['model', 'status', 'steps']].to_string())",
                   "%%forge\nAnd the median?",
                   "fork = frame.use('openai/model-a')",
@@ -44,24 +45,27 @@ def test_compare_cell_runs_each_model_in_a_fork_and_run_all_replays_every_column
     first = run(nb, tmp_path, server.openai_base)
     asked = len(server.requests)
     assert {r.body["model"] for r in server.requests} >= {"model-a", "model-b", "broken"}
-    view = html(first.cells[2])
+    compared = [r for r in server.requests if "What is the mean" in str(r.body["messages"])]
+    assert len(compared) >= 3  # every model was sent what @prices points at
+    assert all("[3.9, 4.2, 4.5]" in str(r.body["messages"]) for r in compared)
+    view = html(first.cells[3])
     assert "openai/model-a says the mean is 4.2" not in view  # the server sees the bare name
     assert "model-a says the mean is 4.2" in view and "model-b says the mean is 4.2" in view
     assert "does not exist" in view and "%forge use ses_" in view
-    table = shown(first.cells[3])
+    table = shown(first.cells[4])
     assert "completed" in table and "error" in table
     # the notebook's session went on untouched; the chosen fork holds model-a's answer
-    assert "median answered in the notebook's session" in shown(first.cells[4])
-    assert "going on in model-a's fork" in shown(first.cells[6])
+    assert "median answered in the notebook's session" in shown(first.cells[5])
+    assert "going on in model-a's fork" in shown(first.cells[7])
     median = next(r for r in server.requests if "And the median?" in str(r.body["messages"]))
     assert "says the mean" not in str(median.body["messages"])
 
     again = run(nb, tmp_path, server.openai_base)  # Restart & Run All
     assert len(server.requests) == asked  # no model asked again, every column replayed
-    view = html(again.cells[2])
+    view = html(again.cells[3])
     assert "model-a says the mean is 4.2" in view and "model-b says the mean is 4.2" in view
     assert view.count("(replayed)") == 3
-    assert "going on in model-a's fork" in shown(again.cells[6])  # replayed there too
+    assert "going on in model-a's fork" in shown(again.cells[7])  # replayed there too
 
 
 def test_compare_options_are_checked_in_the_cell(tmp_path, fake_model_server):
