@@ -63,6 +63,7 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "session_max_age": ("2h", "2h", "2h", "c.session_max_age"),
     "replay": ("strict", "strict", "strict", "c.replay"),
     "notebook_context": (False, "0", False, "c.notebook_context"),
+    "cell_auto_accept": (True, "true", True, "c.cell_auto_accept"),
 }
 
 
