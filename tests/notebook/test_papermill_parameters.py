@@ -10,7 +10,7 @@ import duckdb
 import nbformat
 import pytest
 
-from tests.notebook.test_quickstart import PROVIDER_KEYS, seen
+from tests.notebook.test_quickstart import PROVIDER_KEYS
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
