@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from forge_jupyter.testing import Turn, tool_call
-from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell
+from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
 
 LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow']"
@@ -46,7 +46,8 @@ def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage
     return nb, panel, ids
 
 
-def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided(page, lab, script):
+def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided(page, lab, script,
+                                                                                screenshots):
     nb, panel, ids = _start(page, lab, script, "review.ipynb", [
         ("notebook_insert", lambda ids: {"source": "w = 0", "after_id": ids[0]}),
         ("notebook_edit", lambda ids: {"cell_id": ids[1], "source": "y = 20\nprint(y)"}),
@@ -65,6 +66,10 @@ def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided
     assert _bar(nb, 0).count() == 0
     assert panel.tid("review-count").inner_text() == "3 cell changes to review"
     assert "z = 3" in panel.tid("review-deleted").inner_text()
+    for theme in in_both_themes(page):  # the pictures of docs/notebook-workspace.md
+        path = screenshots / f"cell-review-{theme}.png"
+        page.screenshot(path=str(path))
+        assert 0 < path.stat().st_size < 600_000
 
     # Saved and reloaded: the marks are in the notebook, so the review is still there.
     nb.save()
