@@ -28,11 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ForgeError, positive_int, positive_number
+from ..errors import ForgeError, NotFound, positive_int, positive_number
 from ..message import Message, SessionInfo, StepFinishPart, ToolPart
 from ..tools.permission import Rule
 from .allowance import Allowance
-from .title import fork_title
 
 MAX_MODELS = 8  # columns a person can still read side by side
 DEFAULT_CONCURRENCY = 3
@@ -104,32 +103,33 @@ def _fork(session: Any, group: str, model: str, origin: dict[str, Any] | None) -
     """A session for ``model``'s run: a fork at ``session``'s last message, else a new one."""
     from .session import Session
 
-    forge = session.forge
-    store = forge.services.store
-    forge.flush()
-    info = session.info
     # the notebook only inside "compare": a fork is never taken for the notebook's own session
     meta = {"compare": {"group": group, "model": model, "from": session.id,
                         "cell": (origin or {}).get("cell_id"),
                         "notebook": (origin or {}).get("notebook")}}
-    new = SessionInfo(title=fork_title(info.title) if info.title else None, agent=info.agent,
-                      model=model, directory=info.directory, metadata=meta)
-    n = store.timeline_length(session.id)
-    if n == 0:
-        return Session(forge, store.create_session(new))
-    at = store.timeline(session.id, cursor=str(n - 1), limit=1, with_parts=False).items[0].id
-    return Session(forge, store.fork(session.id, at, new))
+    try:
+        return session.fork(model=model, metadata=meta)
+    except NotFound:  # no messages yet: a new session beside it
+        info = session.info
+        new = SessionInfo(title=info.title, agent=info.agent, model=model,
+                          directory=info.directory, metadata=meta)
+        return Session(session.forge, session.forge.services.store.create_session(new))
 
 
-def read_column(session: Any, model: str, *, replayed: bool = False,
-                user_id: str | None = None) -> Column:
+def read_column(session: Any, model: str, *, user_id: str | None = None) -> Column:
     """``model``'s column from its fork as stored: the prompt (``user_id``, else the last one)
     and its answers, up to the person's next prompt there (a fork one went on in)."""
-    from .view import is_person_turn, load_turn
+    from .view import load_turn
 
     session.forge.flush()
-    turn = load_turn(session.forge.services.store, session.id, user_id)
-    user = next((m for m in turn if m.role == "user"), None)
+    return _column(session, model, load_turn(session.forge.services.store, session.id, user_id))
+
+
+def _column(session: Any, model: str, turn: list[Message], replayed: bool = False) -> Column:
+    """The column of ``turn`` (its prompt first, then everything after it)."""
+    from .view import is_person_turn
+
+    user = turn[0] if turn and turn[0].role == "user" else None
     answers: list[Message] = []
     for m in turn[1:] if user is not None else ():
         if m.role == "user" and is_person_turn(m):
@@ -143,17 +143,11 @@ def _going_on(column: Column) -> Column:
     """A replayed column in a fork of its own, at its answer (a pointer copy): the recorded fork
     may have gone on since, and a cell that goes on from this answer again (Continue here,
     then %%forge) must find its own recording at this point, as in the recorded run."""
-    from .session import Session
-
     answer = column.answer
     if column.session is None or answer is None or not answer.is_terminal:
         return column
-    store = column.session.forge.services.store
-    info = column.session.info
-    mark = {**info.metadata.get("compare", {}), "replayed": True}
-    new = SessionInfo(title=info.title, agent=info.agent, model=info.model,
-                      directory=info.directory, metadata={"compare": mark})
-    fork = Session(column.session.forge, store.fork(info.id, answer.id, new))
+    mark = {**column.session.info.metadata.get("compare", {}), "replayed": True}
+    fork = column.session.fork(answer.id, metadata={"compare": mark})
     return Column(column.model, fork, column.user, column.turn, column.error, replayed=True)
 
 
@@ -192,12 +186,13 @@ def recorded(session: Any, text: str, models: Sequence[str],
         columns = []
         for model in models:
             fork = Session(forge, forks[model])
-            prompt = next((m for m in fork.messages() if m.role == "user"
-                           and (m.origin or {}).get("compare", {}).get("group")
-                           == forks[model].metadata["compare"]["group"]), None)
-            if prompt is None or prompt.text.strip() != text.strip():
+            messages = fork.messages()  # read once: the prompt is found in it, then its turn
+            at = next((n for n, m in enumerate(messages) if m.role == "user"
+                       and (m.origin or {}).get("compare", {}).get("group")
+                       == forks[model].metadata["compare"]["group"]), None)
+            if at is None or messages[at].text.strip() != text.strip():
                 break
-            columns.append(read_column(fork, model, replayed=True, user_id=prompt.id))
+            columns.append(_column(fork, model, messages[at:], replayed=True))
         else:
             return [_going_on(c) for c in columns]
     return None
@@ -235,12 +230,14 @@ async def compare_async(session: Any, text: str, models: Sequence[str] | str, *,
             return Column(model, None, error=str(exc))
         async with gate:
             try:
-                answer = await fork.prompt_async(
+                await fork.prompt_async(
                     text, model=model, agent=agent, permissions=rules, allowance=allowance,
                     origin={**(origin or {}), "compare": {"group": group, "models": names}},
                     context=note or None, attachments=attachments)
             except ForgeError as exc:  # a model forge cannot call, a busy session, …
                 return Column(model, fork, error=str(exc))
-        return await asyncio.to_thread(read_column, fork, model, user_id=answer.parent_id)
+        # the fork's latest person's prompt is this one (nothing else runs there); the
+        # answer's own parent may be a compaction's continuation, not the prompt
+        return await asyncio.to_thread(read_column, fork, model)
 
     return list(await asyncio.gather(*(run(m) for m in names)))

@@ -135,9 +135,10 @@ class Session:
     def pending_questions(self) -> list:
         return self.forge.services.questions.pending(self.id)
 
-    def fork(self, at: str | None = None, *, name: str | None = None) -> Session:
+    def fork(self, at: str | None = None, *, name: str | None = None, model: str | None = None,
+             metadata: dict[str, Any] | None = None) -> Session:
         """A new session sharing this one's messages up to ``at`` (default: the last), titled
-        as this one, marked "(fork)"."""
+        as this one, marked "(fork)"; ``model`` and ``metadata`` for its row (a comparison's)."""
         store = self.forge.services.store
         self.forge.flush()
         if at is None:
@@ -146,7 +147,8 @@ class Session:
                 raise NotFound(f"session {self.id} has no messages to fork from")
             at = store.timeline(self.id, cursor=str(n - 1), limit=1, with_parts=False).items[0].id
         info = SessionInfo(name=name, title=fork_title(self._title(store)), agent=self.info.agent,
-                           model=self.info.model, directory=self.info.directory)
+                           model=model or self.info.model, directory=self.info.directory,
+                           metadata=metadata or {})
         return Session(self.forge, store.fork(self.id, at, info))
 
     def _title(self, store: Any) -> str | None:
