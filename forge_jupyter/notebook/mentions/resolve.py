@@ -18,7 +18,7 @@ naming what does exist: nothing is sent.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ...errors import ToolError
@@ -56,6 +56,20 @@ class Attachment:
 
     mention: str  # as written: @df, @In[3]
     text: str
+
+
+class _ReadOnce:
+    """The notebook read at its first use and kept for the rest of one prompt's mentions
+    (from the live page that is a round trip to the browser each time)."""
+
+    def __init__(self, notebook: Document) -> None:
+        self._notebook = notebook
+        self._doc: NotebookDoc | None = None
+
+    async def document(self) -> NotebookDoc:
+        if self._doc is None:
+            self._doc = await self._notebook.document()
+        return self._doc
 
 
 def _unknown_name(name: str, namespace: dict[str, Any]) -> MentionError:
@@ -167,6 +181,8 @@ async def _one(mention: Mention, sources: Sources) -> tuple[str, str]:
 async def resolve(mentions: Sequence[Mention], sources: Sources) -> list[Attachment]:
     """Each mention's attachment, in order, within the budgets; ``MentionError`` for the
     first mention that points at nothing (then nothing is attached, and nothing sent)."""
+    if sources.notebook is not None:  # read once for all the prompt's cell mentions
+        sources = replace(sources, notebook=_ReadOnce(sources.notebook))
     read = [(m, *await _one(m, sources)) for m in mentions]
     out: list[Attachment] = []
     room = MENTIONS_CHARS
