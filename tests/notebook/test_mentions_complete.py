@@ -20,6 +20,13 @@ def test_files_are_offered_under_the_root_only(tmp_path):
     assert offer("file:") == ["file:data/"]  # no hidden entry, no link out
     assert offer("file:data/") == ["file:data/a.csv"]
     assert offer("file:../") == [] and offer("file:out/") == [] and offer("file:/etc/") == []
+    # inside a hidden folder (a cloned project's .forge/), however it is spelled
+    (root / ".forge").mkdir()
+    (root / ".forge" / "mcp.json").write_text("{}")
+    (root / "data" / ".git").mkdir()
+    (root / "data" / ".git" / "config").write_text("x")
+    for spelled in ("file:.forge/", "file:data/.git/", "file:data/../.forge/", "file:./.forge/"):
+        assert offer(spelled) == [], spelled
 
 
 def test_names_are_filtered_by_what_is_typed_and_bounded():

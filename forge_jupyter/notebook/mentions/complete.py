@@ -44,6 +44,8 @@ def _files(root: str, query: str) -> list[Item]:
     A folder outside the root, hidden entries and links are not offered: resolving would
     refuse them (the read tool's rules)."""
     folder, _, _stem = query.rpartition("/")
+    if any(part.startswith(".") for part in folder.replace("\\", "/").split("/")):
+        return []  # inside a hidden folder (.forge/, .git/, ../): nothing is offered
     real_root = os.path.realpath(root)
     where = os.path.realpath(os.path.join(real_root, folder))
     if where != real_root and not where.startswith(real_root + os.sep):
