@@ -37,8 +37,10 @@ async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> T
     """The tool to run, or None when the call was refused (its error row written)."""
     tool = tools.get(part.tool)
     if tool is None:
-        known = ctx.host.services.registry.get(part.tool) if ctx.host is not None and part.tool else None
-        if known is not None and known.absent:  # a flagged tool, not offered here: say why
+        host = ctx.host
+        known = host.services.registry.get(part.tool) if host is not None and part.tool else None
+        # a flagged tool left out because its flag is off here (not one a rule denied): say why
+        if known is not None and known.absent and known.flag not in host.flags:
             _fail(ctx, part, known.absent)
             return None
         available = ", ".join(sorted(tools)) or "none"

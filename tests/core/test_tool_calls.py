@@ -101,6 +101,26 @@ def test_unknown_tool_becomes_a_tool_error_naming_the_available_tools(make_forge
     assert "Available tools: add" in call.error
 
 
+def test_a_flagged_tool_called_without_its_flag_says_why_and_a_denied_one_is_unknown(
+        make_forge, server):
+    from forge_jupyter.tools.notebook_edit import FLAG, NEEDS_PAGE
+
+    forge = make_forge(builtin_tools=True)
+    server.add(Turn([tool_call("notebook_insert", {"source": "x = 1"})]), Turn.text("ok"))
+    forge.session("no-page").prompt("go")  # no page: the cells flag is off
+    [call] = forge.session("no-page").messages()[1].tool_parts
+    assert call.state == "error" and call.error == NEEDS_PAGE
+
+    # flag on, but denied for this prompt (as a comparison's read-only runs are): no "needs
+    # JupyterLab", which would be untrue in JupyterLab — the plain unknown-tool answer
+    forge.flags = forge.flags | {FLAG}
+    for spelled in ("notebook_insert", "notebook_delete"):
+        server.add(Turn([tool_call(spelled, {"cell_id": "c1", "source": "x"})]), Turn.text("ok"))
+        forge.session(spelled).prompt("go", permissions=[f"{spelled}:*=deny"])
+        [call] = forge.session(spelled).messages()[1].tool_parts
+        assert call.state == "error" and f"Unknown tool {spelled!r}" in call.error, call.error
+
+
 def test_a_tool_that_raises_is_reported_to_the_model(make_forge, server):
     server.add(Turn([tool_call("boom", {})]), Turn.text("it failed"))
     forge = make_forge()
