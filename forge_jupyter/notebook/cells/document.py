@@ -88,14 +88,20 @@ def load_saved(path: str) -> dict[str, Any] | str:
     """The saved file's JSON (untrusted), or why it could not be read. Only a regular file of
     at most ``SAVED_BYTES`` is opened: a FIFO or a device would block or never end."""
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            return "the notebook's path is not a regular file"
-        if st.st_size > SAVED_BYTES:
-            return (f"the saved file is {st.st_size / 2**20:,.0f} MB, more than forge reads "
-                    f"({SAVED_BYTES // 2**20} MB)")
-        with open(path, encoding="utf-8", errors="replace") as f:
-            nb = json.load(f)
+        # opened without blocking, then checked on the descriptor: a path swapped for a FIFO
+        # between a check and the open cannot hang the kernel
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return "the notebook's path is not a regular file"
+            if st.st_size > SAVED_BYTES:
+                return (f"the saved file is {st.st_size / 2**20:,.0f} MB, more than forge reads "
+                        f"({SAVED_BYTES // 2**20} MB)")
+            raw = f.read(SAVED_BYTES + 1)  # bounded even if it grew since
+        if len(raw) > SAVED_BYTES:
+            return f"the saved file is more than forge reads ({SAVED_BYTES // 2**20} MB)"
+        nb = json.loads(raw.decode("utf-8", errors="replace"))
         return nb if isinstance(nb, dict) else "the saved file is not a notebook"
     except FileNotFoundError:
         return "the notebook has not been saved yet"

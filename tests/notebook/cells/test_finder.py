@@ -102,3 +102,15 @@ def test_no_notebook_there_says_so_and_an_edited_file_is_read_again(tmp_path):
     assert found.path is None and "holds this cell" in found.why
     nb = _write(path, LOAD, CELL, "extra = 1")  # saved again: another size and mtime
     assert finder.find(str(tmp_path), CELL, [LOAD]).cell_id == nb.cells[1].id
+
+
+def test_a_saved_path_that_is_no_regular_file_is_refused_without_blocking(tmp_path):
+    from forge_jupyter.notebook.cells.document import load_saved
+
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    (tmp_path / "to-pipe.ipynb").symlink_to(tmp_path / "pipe.ipynb")
+    (tmp_path / "zeros.ipynb").symlink_to("/dev/zero")  # a device that never ends
+    (tmp_path / "dir.ipynb").mkdir()
+    for name in ("pipe.ipynb", "to-pipe.ipynb", "zeros.ipynb"):
+        assert load_saved(str(tmp_path / name)) == "the notebook's path is not a regular file"
+    assert "could not be read" in load_saved(str(tmp_path / "dir.ipynb"))
