@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from forge_jupyter.testing import Turn
-from tests.browser.lab_helpers import NotebookPage
+from tests.browser.lab_helpers import NotebookPage, in_both_themes
 from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,22 @@ def wait_offer(page: Any, expect: Any) -> list[str]:
     raise AssertionError(f"the menu shows {seen}")
 
 
-def test_the_box_completes_mentions_from_the_kernel_and_sends_them_resolved(page, lab, script):
+def _active_contrast(page: Any) -> float:
+    """WCAG contrast of the chosen menu entry's name against its background."""
+    return page.evaluate("""() => {
+        const el = document.querySelector('#forge-jupyter-panel .forge-panel-mention.forge-active');
+        const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+        const lum = c => { const v = rgb(c).map(x => { x /= 255;
+            return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+            return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+        const name = el.querySelector('.forge-panel-mention-name');
+        const a = lum(getComputedStyle(name).color), b = lum(getComputedStyle(el).backgroundColor);
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    }""")
+
+
+def test_the_box_completes_mentions_from_the_kernel_and_sends_them_resolved(page, lab, script,
+                                                                           screenshots):
     (lab.root / "mention_data").mkdir(exist_ok=True)
     (lab.root / "mention_data" / "orders.csv").write_text("region,orders\nnorth,1234567\n")
     lab.write_notebook("mentions.ipynb", ["%load_ext forge_jupyter",
@@ -61,6 +76,11 @@ def test_the_box_completes_mentions_from_the_kernel_and_sends_them_resolved(page
     everything = wait_offer(page, lambda s: "@error" in s)
     assert "@sales_by_region" in everything and "@In[2]" in everything
     assert "@file:" in everything and any(s.startswith("@cell:") for s in everything), everything
+    for theme in in_both_themes(page):  # the pictures of docs/notebook-context.md
+        path = screenshots / f"panel-mentions-{theme}.png"
+        page.locator("#forge-jupyter-panel").screenshot(path=str(path))
+        assert 0 < path.stat().st_size < 400_000
+        assert _active_contrast(page) >= 4.5, theme  # the chosen entry stays readable
     page.keyboard.press("Escape")
     assert offered(page) == [] and box.input_value() == "@", "Escape closes, the text stays"
 
