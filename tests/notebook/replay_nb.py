@@ -44,11 +44,20 @@ def run(nb: Any, root: Path, api_base: str | None, *, name: str = "analysis.ipyn
 
 def shown(cell: Any) -> str:
     """What a reader sees of a cell: its streams, its text/plain outputs, and errors."""
-    out = []
+    out: list[str] = []
+    last_stream = None
     for o in cell.outputs:
         if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
+            # The kernel may send one print in several stream messages (a flush fell between
+            # its pieces); a reader sees them as one text, as Lab draws them.
+            if last_stream == o.name:
+                out[-1] += o.text
+            else:
+                out.append(o.text)
+            last_stream = o.name
+            continue
+        last_stream = None
+        if o.output_type == "error":
             out.append(f"{o.ename}: {o.evalue}")
         else:
             out.append(str(o.get("data", {}).get("text/plain", "")))
