@@ -1,5 +1,7 @@
 """``python -m forge_jupyter demo [--db PATH]``: a scripted session, stored and read back;
-``python -m forge_jupyter copy SRC DST [--session ID]``: sessions copied between stores (copy.py).
+``python -m forge_jupyter copy SRC DST [--session ID]``: sessions copied between stores (copy.py);
+``python -m forge_jupyter snapshot OUT [--db PATH] [--every SECONDS]``: a copy of the DuckDB store
+to read without holding it (store/duckdb/snapshot.py).
 
 With no provider key set it uses the offline demo model, so it runs on any machine.
 """
@@ -81,12 +83,46 @@ def main(argv: list[str] | None = None) -> int:
                    help="the tenant to read (and write, unless --dst-tenant): default $FORGE_TENANT "
                    "or 'default'")
     c.add_argument("--dst-tenant", help="the tenant to write in the destination")
+    s = sub.add_parser(
+        "snapshot", help="copy the DuckDB store to a file of its own, to open in any DuckDB "
+        "client without holding forge's file (docs/storage.md)")
+    s.add_argument("out", help="the snapshot's path (replaced whole each time)")
+    s.add_argument("--db", help="the store (default: $FORGE_DB or ~/.forge/forge.duckdb)")
+    s.add_argument("--every", type=float, metavar="SECONDS",
+                   help="keep it fresh: copy again every SECONDS when the store changed")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.db)
     if args.command == "copy":
         return copy(args)
+    if args.command == "snapshot":
+        return snapshot(args)
     return 2
+
+
+def snapshot(args: argparse.Namespace) -> int:
+    from .errors import ForgeError
+    from .store.duckdb.snapshot import SnapshotRefused, keep_fresh, take_snapshot
+    from .store.location import default_db_path, locate
+
+    try:
+        found = locate(args.db) if args.db else None
+        if found is not None and found.path is None:
+            raise SnapshotRefused(f"{args.db} is not a DuckDB file: a snapshot copies a file "
+                                  "(a PostgreSQL database has its own read-only roles)")
+        db = found.path if found is not None and found.path is not None else default_db_path()
+        if args.every is not None:
+            if args.every <= 0:
+                raise SnapshotRefused("--every takes a number of seconds above 0")
+            keep_fresh(db, Path(args.out), args.every)
+            return 0
+        print(take_snapshot(db, Path(args.out)))
+    except (ForgeError, SnapshotRefused, OSError) as err:
+        print(f"forge-jupyter snapshot: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
 
 
 def copy_between(src: str, dst: str, sessions: list[str] | None, *, tenant: str,

@@ -31,7 +31,8 @@ from .base import ToolContext
 from .nofollow import file_kind, open_dir, open_entry, open_inside
 from .paths import SKIP_DIRS, Located, ignores_case
 
-_STORE_FILES = ("the database", "the write-ahead log", "the lock file")
+_STORE_FILES = ("the database", "the write-ahead log", "the lock file", "the pending copy",
+                "the pending copy's log", "the pending copy's note")
 _SIDECAR = "a working file"
 # store/sandbox.py's PREFIX (a tenant's rows copied out for SQL), not imported from there: that
 # module loads DuckDB, which no file tool needs (tests/tools/test_file_reach.py pins they agree)

@@ -87,22 +87,23 @@ def test_a_process_killed_mid_write_leaves_only_whole_batches(tmp_path):
     assert store.unfinished_messages(started["session"]) == []
 
 
-def test_a_file_held_by_another_program_is_waited_for(tmp_path):
+def test_a_file_held_briefly_by_another_program_is_waited_for(tmp_path):
     path = tmp_path / "held.duckdb"
     store = DuckDBStore(path, lock_timeout=15)
-    holder = _hold_raw(path, 1.0)
+    holder = _hold_raw(path, 0.2)  # a reader that connects, queries and closes
     assert holder.stdout.readline().strip() == "held"
-    t = time.perf_counter()
     session = store.create_session(SessionInfo(name="after-the-wait"))
-    waited = time.perf_counter() - t
     holder.wait(timeout=10)
-    assert waited > 0.3
     assert store.find_session("after-the-wait").id == session.id
+    assert not os.path.lexists(path.with_name(path.name + ".pending"))  # no copy was needed
 
 
-def test_a_file_held_past_the_lock_timeout_raises_store_locked(tmp_path):
+def test_a_held_file_whose_copy_cannot_be_made_raises_store_locked(tmp_path):
+    # a file held longer goes on in a copy beside it (test_foreign_readers.py); where that copy
+    # cannot be written, the person is told who holds the file and what to do
     path = tmp_path / "held.duckdb"
     store = DuckDBStore(path, lock_timeout=0.5)
+    path.with_name(path.name + ".pending.tmp").mkdir()  # the copy's way in, blocked
     holder = _hold_raw(path, 4.0)
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -112,7 +113,7 @@ def test_a_file_held_past_the_lock_timeout_raises_store_locked(tmp_path):
         assert 0.4 < time.perf_counter() - t < 3
         message = str(caught.value)
         assert str(path) in message and "close that program's connection" in message.lower()
-        assert "lock_timeout" in message
+        assert "could not be made" in message
     finally:
         holder.kill()
         holder.wait()

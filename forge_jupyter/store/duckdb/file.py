@@ -12,6 +12,11 @@ idle. Every operation:
 3. runs in one transaction; on the outermost exit, detaches the file (DuckDB checkpoints
    and lets go of it) and releases the flock.
 
+A program that is not ours and keeps the file open (a DuckDB CLI session, DBeaver, a
+``duckdb.connect()`` in a cell) is waited for only briefly (``FOREIGN_WAIT``): then every
+forge process works on a copy beside the file until it is free, and the copy lands in its
+place then (pending.py) — the agent never stalls on someone reading its history.
+
 Why attach rather than ``duckdb.connect(path)``: creating a DuckDB instance costs ~18 ms here
 (it registers every builtin function), attaching a file ~1.5 ms; detaching releases the file
 exactly as closing does. The in-memory instance holds no file, so an idle process holds nothing.
@@ -19,7 +24,6 @@ exactly as closing does. The in-memory instance holds no file, so an idle proces
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import threading
@@ -32,7 +36,9 @@ import duckdb
 
 from ...errors import StoreLocked, StoreUnreadable
 from .errors import check_header, path_error, translated
-from .schema import migrate
+from .flock import QueueLock
+from .pending import DUCKDB_CONFIG, Pending, say
+from .schema import migrate, schema_version
 
 CATALOG = "forge"  # the name the attached file goes by inside our instance
 # A new file is written in the storage format DuckDB 1.0 reads, so the DuckDB CLI, DBeaver/JDBC
@@ -40,62 +46,20 @@ CATALOG = "forge"  # the name the attached file goes by inside our instance
 # refuses). An existing file keeps the format it has: DuckDB cannot lower it (a 1.x-readable
 # copy of an older store: ``forge-jupyter copy old.duckdb new.duckdb``, docs/storage.md).
 STORAGE_VERSION = "v1.0.0"
-DUCKDB_CONFIG = {
-    # never reach for the network: a file that looks like another format must fail, not
-    # make DuckDB download a scanner extension for it
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-}
 _BACKOFF_FIRST = 0.005
 _BACKOFF_MAX = 0.25
+# How long a program outside forge may hold the file before forge's writes go to the pending
+# copy instead: long enough for a reader that connects, queries and closes, short enough that
+# nobody notices the wait.
+FOREIGN_WAIT = 0.5
+# How often a process whose writes wait beside the file looks whether it is free again.
+LAND_EVERY = 1.0
+
 
 
 def _is_lock_error(error: duckdb.Error) -> bool:
     text = str(error)
     return "Could not set lock" in text or "Conflicting lock" in text
-
-
-class _FlockWait:
-    """A blocking ``flock`` in a helper thread, so that the wait can be bounded.
-
-    The helper owns the descriptor until ``wait`` returns True; when the caller gives up
-    (timeout, KeyboardInterrupt) the helper closes it as soon as its ``flock`` returns.
-    """
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.got = threading.Event()
-        self.cancelled = False
-        self.guard = threading.Lock()
-        threading.Thread(target=self._wait, name="forge-store-flock", daemon=True).start()
-
-    def _wait(self) -> None:
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-        except OSError:
-            pass
-        with self.guard:
-            if self.cancelled:  # the caller gave up: let the next process have it
-                os.close(self.fd)
-            else:
-                self.got.set()
-
-    def wait(self, timeout: float) -> bool:
-        try:
-            if self.got.wait(max(0.0, timeout)):
-                return True
-        except BaseException:
-            self._give_up()
-            raise
-        return not self._give_up()
-
-    def _give_up(self) -> bool:
-        """True when the caller gave up in time; False when the lock came through after all."""
-        with self.guard:
-            if self.got.is_set():
-                return False
-            self.cancelled = True
-            return True
 
 
 class DuckDBFile:
@@ -109,9 +73,12 @@ class DuckDBFile:
         self._open_now = False  # attached, flock held
         self._waiting = 0  # threads queued on _mutex
         self._waiting_guard = threading.Lock()
-        self._lock_fd: int | None = None
+        self._queue = QueueLock(path, self.lock_path)
         self._con: duckdb.DuckDBPyConnection | None = None  # in-memory instance, kept
         self._in_tx = False
+        self.pending = Pending(path)
+        self.diverted = False  # the attached file is the pending copy (pending.py)
+        self._lander: threading.Timer | None = None
 
     # -- the outermost entry ----------------------------------------------------------------
 
@@ -162,6 +129,28 @@ class DuckDBFile:
                 if self._depth == 0 and (failed or not self._waiting):
                     self._open_now = False
                     self._close()
+        finally:
+            self._mutex.release()
+
+    @contextmanager
+    def settled(self, timeout: float) -> Iterator[Path]:
+        """No forge process using the file, and nothing attached: the path of the store's
+        whole state as it stands (the pending copy while one waits), to be read as bytes."""
+        if not self._mutex.acquire(timeout=max(timeout, 0.001)):
+            raise StoreLocked(f"{self.path}: another thread of this process kept the store "
+                              f"busy for {timeout:g} s; finish it and retry")
+        try:
+            if self._open_now:
+                raise RuntimeError("the store is open in this thread (inside store.hold()?)")
+            self._queue.take(time.monotonic() + timeout, timeout)
+            try:
+                if self.pending.exists():
+                    if self._con is None:
+                        self._con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+                    self._land_if_free()
+                yield self.pending.path if self.pending.exists() else self.path
+            finally:
+                self._queue.release()
         finally:
             self._mutex.release()
 
@@ -219,14 +208,14 @@ class DuckDBFile:
     def _open(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         try:
-            self._lock_fd = self._take_flock(deadline, timeout)
+            self._queue.take(deadline, timeout)
         except OSError as error:  # no lock file beside it: a name too long, a read-only folder
             raise path_error(self.lock_path, error, f"the lock file of {self.path}") from error
         try:
             check_header(self.path)
             if self._con is None:
                 self._con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
-            self._attach(deadline, timeout)
+            self._attach_store(timeout)
             try:
                 self._con.execute(f"USE {CATALOG}")
                 migrate(self._con, str(self.path))
@@ -234,7 +223,7 @@ class DuckDBFile:
                 self._detach()
                 raise
         except BaseException:
-            self._release_flock()
+            self._queue.release()
             raise
 
     def _close(self) -> None:
@@ -242,31 +231,112 @@ class DuckDBFile:
             self._detach()
         finally:
             self._in_tx = False
-            self._release_flock()
+            self._queue.release()
+            if self.diverted:
+                self._land_later()
 
-    def _attach(self, deadline: float, timeout: float) -> None:
+    def _land_later(self) -> None:
+        """Look again soon whether the file is free, so the pending copy lands even when this
+        process writes nothing more (a turn that ended, a kernel left idle)."""
+        if self._lander is not None and self._lander.is_alive():
+            return
+        self._lander = threading.Timer(LAND_EVERY, self._try_landing)
+        self._lander.daemon = True
+        self._lander.start()
+
+    def _try_landing(self) -> None:
+        self._lander = None
+        if not self.pending.exists():
+            return
+        try:
+            with self.opened(5.0):  # lands it if the file is free (``_attach_store``)
+                pass
+        except Exception:  # noqa: BLE001 - tried again; every caller still gets its own error
+            self._land_later()
+
+    def _attach_store(self, timeout: float) -> None:
+        """Attach the file — or, while a program outside forge holds it, the pending copy."""
+        pending = self.pending
+        self.diverted = False
+        if pending.exists() and not self._land_if_free():
+            self._attach(pending.path, time.monotonic() + timeout, timeout)
+            self.diverted = True
+            return
+        if self._attach(self.path, time.monotonic() + FOREIGN_WAIT, timeout, final=False):
+            return
+        try:
+            pending.make()
+        except OSError as error:
+            raise StoreLocked(
+                f"{self.path} is held open by a program outside forge-jupyter, and the copy "
+                f"forge-jupyter works on meanwhile could not be made beside it ({error}). "
+                "Close that program's connection to the file (quit the duckdb CLI, or call "
+                ".close() on the connection) and try again."
+            ) from error
+        say(f"{self.path} is held open by another program; forge-jupyter goes on with a "
+             f"copy beside it ({pending.path.name}), which takes the file's place as soon as "
+             "that program lets go. To look at the history without holding the file, read a "
+             "snapshot: forge-jupyter snapshot (docs/storage.md).")
+        self._attach(pending.path, time.monotonic() + timeout, timeout)
+        self.diverted = True
+
+    def _land_if_free(self) -> bool:
+        """Land the pending copy if nothing holds the file now; False while something does."""
+        fd = self.pending.hold_free()
+        if fd is None:
+            return False
+        try:
+            if not self.pending.usable():
+                self.pending.set_aside("not a plain file of this user's")
+                return True
+            try:  # whole and ours? (attaching also replays and folds its write-ahead log)
+                self._attach(self.pending.path, time.monotonic() + 1.0, 1.0)
+                assert self._con is not None
+                self._con.execute(f"USE {CATALOG}")
+                schema_version(self._con, str(self.pending.path))
+            except (duckdb.Error, StoreUnreadable, StoreLocked) as error:
+                with suppress(duckdb.Error):
+                    self._detach()
+                self.pending.set_aside(str(error))
+                return True
+            self._detach()
+            landed = self.pending.land()
+            if landed.kept_changes is not None:
+                say(f"{self.path}: forge-jupyter's writes that waited beside the file are "
+                     f"in it now; the other program had changed it meanwhile, and its version "
+                     f"is kept as {landed.kept_changes.name}.")
+            return True
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _attach(self, path: Path, deadline: float, timeout: float, *, final: bool = True) -> bool:
+        """Attach ``path`` as the catalog, retrying while another program holds it; at the
+        deadline, False (or, when ``final``, ``StoreLocked``)."""
         assert self._con is not None
-        target = str(self.path).replace("'", "''")
+        target = str(path).replace("'", "''")
         delay = _BACKOFF_FIRST
         while True:
             # asked only of a file not made yet (our flock is held: no other forge process
             # makes it meanwhile); of an existing one DuckDB refuses a lower version
-            new = not self.path.exists() or self.path.stat().st_size == 0
+            new = not path.exists() or path.stat().st_size == 0
             version = f", STORAGE_VERSION '{STORAGE_VERSION}'" if new else ""
             try:
                 self._con.execute(f"ATTACH '{target}' AS {CATALOG} (TYPE DUCKDB{version})")
-                return
+                return True
             except duckdb.Error as error:
                 if not _is_lock_error(error):
                     raise StoreUnreadable(
-                        f"{self.path} could not be opened as a forge-jupyter database ({error}). "
+                        f"{path} could not be opened as a forge-jupyter database ({error}). "
                         "It was left as it is; move it away or point forge-jupyter at another "
                         "file (the FORGE_DB variable or the store's path)."
                     ) from error
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    if not final:
+                        return False
                     raise StoreLocked(
-                        f"{self.path} is held open by a program outside forge-jupyter "
+                        f"{path} is held open by a program outside forge-jupyter "
                         f"({error}). Close that program's connection to the file (quit the "
                         f"duckdb CLI, or call .close() on the connection) and try again, or "
                         f"give the store a longer lock_timeout (now {timeout:g} s)."
@@ -287,43 +357,6 @@ class DuckDBFile:
             with suppress(duckdb.Error):
                 con.close()
             raise
-
-    # -- the cross-process queue ------------------------------------------------------------
-
-    def _take_flock(self, deadline: float, timeout: float) -> int:
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            # queue in the kernel behind the holder; from here on the waiter owns ``fd``
-            if not _FlockWait(fd).wait(deadline - time.monotonic()):
-                raise StoreLocked(
-                    f"{self.path} stayed locked by another forge-jupyter process "
-                    f"({self._holder()}) for {timeout:g} s; it may be running a long read or "
-                    "be stuck. Wait and retry, stop that process, or give the store a longer "
-                    "lock_timeout."
-                ) from None
-        except BaseException:
-            os.close(fd)
-            raise
-        # who holds the queue, for the message of whoever times out waiting behind us
-        with suppress(OSError):  # fixed width: no truncate needed
-            os.pwrite(fd, f"pid {os.getpid():<12}\n".encode(), 0)
-        return fd
-
-    def _holder(self) -> str:
-        try:
-            return self.lock_path.read_text().strip() or "pid unknown"
-        except OSError:
-            return "pid unknown"
-
-    def _release_flock(self) -> None:
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            with suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
 
 # ----------------------------------------------------------------- one object per file per process
 

@@ -56,9 +56,11 @@ class DuckDBStore(SQLStore):
     # -- access to the file ---------------------------------------------------------------
 
     def files(self) -> tuple[Path, ...]:
-        """The database, its write-ahead log and the lock sidecar, resolved."""
+        """The database, its write-ahead log, the lock sidecar and the pending copy's files
+        (pending.py), resolved."""
         file = self._file()
-        return (file.path, file.path.with_name(file.path.name + ".wal"), file.lock_path)
+        return (file.path, file.path.with_name(file.path.name + ".wal"), file.lock_path,
+                *file.pending.files())
 
     def _file(self) -> DuckDBFile:
         return shared_file(self.path)  # looked up each time: a forked child gets its own
