@@ -75,9 +75,10 @@ async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
                 pass
     for event in normalizer.close():
         yield event
-    if normalizer.usage is not None and not cut:
+    # Usage litellm made up for a provider that sent none counts nothing (its counter is off,
+    # loading.py): such a round is counted here, as a cut-off one is, and marked estimated.
+    if normalizer.usage is not None and not cut and wire_had_usage(response) is not False:
         tokens = tokens_from_usage(normalizer.usage)
-        tokens.estimated = wire_had_usage(response) is False
     else:
         tokens = estimated_usage(request.model, kwargs["messages"], normalizer.output_text())
     yield StepFinish(

@@ -21,5 +21,10 @@ def litellm() -> Any:
 
         module.suppress_debug_info = True  # else an unprefixed model prints a provider list
         module.drop_params = True  # a provider that lacks a param (stream_options) ignores it
+        # litellm prices every streamed call up front by counting the prompt with tiktoken,
+        # before any usage arrives — loading two BPE tables (~110 MB resident) into the
+        # kernel for a figure forge never reads (it prices the usage the provider sends,
+        # usage.py). Off; forge counts locally only for a provider that sends no usage.
+        module.disable_token_counter = True
         _litellm = module
     return _litellm

@@ -60,6 +60,9 @@ def wire_had_usage(response: Any) -> bool | None:
 def count_tokens(model: str, *, messages: list[dict] | None = None, text: str | None = None) -> int:
     """A local token count (litellm's tokenizer for the model, else tiktoken's default)."""
     lm = litellm()
+    # litellm's counter answers 0 while its switch is off (loading.py turns it off against
+    # litellm's own up-front pricing); forge's own counts turn it on for their call
+    lm.disable_token_counter = False
     try:
         if messages is not None:
             return int(lm.token_counter(model=model, messages=messages))
@@ -67,6 +70,8 @@ def count_tokens(model: str, *, messages: list[dict] | None = None, text: str | 
     except Exception:  # an unknown tokenizer: the rule of thumb
         size = len(json.dumps(messages)) if messages is not None else len(text or "")
         return max(1, approx_tokens(size))
+    finally:
+        lm.disable_token_counter = True
 
 
 def estimated_usage(model: str, messages: list[dict[str, Any]], output: str) -> Tokens:

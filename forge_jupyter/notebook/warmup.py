@@ -127,9 +127,8 @@ CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "input_ca
 
 
 def _rehearse(controller: Any) -> None:
-    """The first request's lazy work, done before it: the tokenizers litellm counts cost with
-    (a second or more), then one streamed call through litellm's whole client path answered by
-    litellm's own ``mock_response`` — no request leaves the process — so its pydantic models,
+    """The first request's lazy work, done before it: one streamed call through litellm's
+    whole client path answered by litellm's own ``mock_response`` — no request leaves the process — so its pydantic models,
     parameter checks and stream wrapper are built here, not in front of the first real
     request. The model is the one the first prompt will use (which may start the offline demo
     model, as that prompt would)."""
@@ -142,11 +141,9 @@ def _rehearse(controller: Any) -> None:
     # model it serves (model_choice.served_model); the rehearsal needs no name of it.
     choice = (ModelChoice("openai/warm-up") if getattr(controller.config, "api_base", None)
               and not model else resolve((model, "config")))
+    # No tokenizer is loaded: litellm's up-front count is off (llm/loading.py), and forge
+    # counts locally only for a provider that sends no usage.
     messages = [{"role": "user", "content": "warm up"}]
-    try:
-        litellm.token_counter(model=choice.model, messages=messages)
-    except Exception:  # a model litellm cannot count for: the default encoding
-        litellm.token_counter(messages=messages)
     if any(getattr(litellm, name, None) for name in CALLBACK_LISTS):
         return  # someone logs litellm's calls: a rehearsal would show up there
     params = {k: v for k, v in controller.config.forge_kwargs().items() if k in ("api_base", "api_key")}
