@@ -42,6 +42,7 @@ from .frame_columns import (
 from .frame_display import HISTORY_DISPLAY, SESSIONS_DISPLAY, ReadableFrame
 from .ids import check_id, looks_like_id, match_short
 from .store.sql.scoped import select
+from .store.sql.views import for_one_session
 
 if TYPE_CHECKING:
     from .store.base import Store
@@ -317,9 +318,13 @@ def compactions(store: Store, session: Any = None, *, since: When = None, until:
 def context(store: Store, session: Any = None, *, since: When = None, until: When = None
             ) -> pd.DataFrame:
     """Per model call of each timeline: the tokens it was sent and the boundary in force."""
-    where = (Where().equals("session_id", session_id(store, session))
-             .between("created_at", since, until))
-    return _from_view(store, "context", CONTEXT, where, "session_id, step")
+    sid = session_id(store, session)
+    where = Where().between("created_at", since, until)
+    if sid is None:
+        return _from_view(store, "context", CONTEXT, where, "session_id, step")
+    # one session's: its timeline alone numbered and marked (views.for_one_session)
+    return query(store, f"SELECT {', '.join(CONTEXT)} FROM ({for_one_session('context')}) c "
+                        f"{where.sql()} ORDER BY session_id, step", [sid, *where.params], CONTEXT)
 
 
 def turns(store: Store, session: Any = None, *, since: When = None, until: When = None
@@ -336,7 +341,7 @@ def history(store: Store, session: Any, include_superseded: bool = False) -> pd.
     sid = session_id(store, session)
     if sid is None:
         raise ValueError("history() needs a session (a Session, an id or a name)")
-    where = Where().equals("session_id", sid)
+    where = Where()
     if not include_superseded:
         where.terms.append("visible_to_model")
     # the text of this session's messages only (the view leaves it out: over every timeline
@@ -344,7 +349,7 @@ def history(store: Store, session: Any, include_superseded: bool = False) -> pd.
     # the harness attached to it (the notebook context, synthetic) are left out, while a
     # message the harness wrote alone (compaction's "continue") keeps its text.
     sql = f"""
-        WITH h AS (SELECT * FROM timeline {where.sql()}),
+        WITH h AS (SELECT * FROM ({for_one_session("timeline")}) tl {where.sql()}),
         x AS (
             SELECT message_id,
                    coalesce(
@@ -355,12 +360,16 @@ def history(store: Store, session: Any, include_superseded: bool = False) -> pd.
                            FILTER (WHERE type = 'text')) AS text,
                    count(*) FILTER (WHERE type = 'tool') AS tool_calls
             FROM parts
-            WHERE type IN ('text', 'tool') AND message_id IN (SELECT message_id FROM h)
+            -- the writers' sessions first (the timeline's own, a fork's parents): a filter
+            -- the scan applies before the view's text is extracted, so the read grows with
+            -- the session, not with the store (the message ids alone join every part)
+            WHERE type IN ('text', 'tool') AND session_id IN (SELECT written_by FROM h)
+              AND message_id IN (SELECT message_id FROM h)
             GROUP BY message_id
         )
         SELECT h.*, x.text, coalesce(x.tool_calls, 0) AS tool_calls
         FROM h LEFT JOIN x ON x.message_id = h.message_id ORDER BY h.pos"""
-    return ReadableFrame.of(query(store, sql, where.params, HISTORY), HISTORY_DISPLAY)
+    return ReadableFrame.of(query(store, sql, [sid], HISTORY), HISTORY_DISPLAY)
 
 
 def events(store: Store, session: Any = None, type: OneOrMany = None, *, since: When = None,

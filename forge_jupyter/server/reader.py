@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound
 from ..message import TERMINAL_STATUSES
+from ..store.sql.views import for_one_session
 from . import params, shapes
 from .params import BadRequest, SessionCursor
 
@@ -88,8 +89,9 @@ SELECT t.pos, t.message_id, NOT t.visible_to_model AS superseded, t.is_boundary 
            SELECT max(sm.pos) FROM session_message sm WHERE sm.session_id = t.session_id
               AND sm.message_id = t.parent_id AND sm.pos < t.pos) END AS request_pos,
        c.created_at, c.auto, c.extractive, c.reason, c.tokens_before, c.tokens_after
-FROM timeline t LEFT JOIN compactions c ON t.is_boundary AND c.summary_message_id = t.message_id
-WHERE t.session_id = ? AND (t.is_boundary OR (t.pos >= ? AND t.pos < ?)) ORDER BY t.pos"""
+FROM ({one}) t LEFT JOIN compactions c ON t.is_boundary AND c.summary_message_id = t.message_id
+WHERE t.session_id = ? AND (t.is_boundary OR (t.pos >= ? AND t.pos < ?)) ORDER BY t.pos""".replace(
+    "{one}", for_one_session("timeline"))  # the session's timeline alone, not every one's
 
 _SCOPES = ("session", "notebook", "today", "all")
 
@@ -249,7 +251,8 @@ class HistoryReader:
                                  "before, or leave cursor out for the first page")
         stop = start + len(page.items)
         with frames.selecting(store) as run:
-            marks = run(_MARKS, [start, stop, session_id, start, stop]).to_dict("records")
+            marks = run(_MARKS, [start, stop, session_id, session_id, start, stop]
+                        ).to_dict("records")
         flags = {int(r["pos"]): r for r in marks if r["on_page"]}
         messages = []
         for pos, message in enumerate(page.items, start):

@@ -57,6 +57,68 @@ _IS_SUMMARY = (
     "AND {m}.finish IS NOT NULL AND {m}.error_type IS NULL"
 )
 
+def _timeline(d: Spelling, session: str | None = None) -> str:
+    """The ``timeline`` view's SELECT; with ``session`` (a placeholder), that session's alone:
+    the filter sits inside, before the timeline is numbered and marked, so reading one
+    session reads that session's rows, not every session's of the store."""
+    one = f"\n    WHERE sm.session_id = {session}" if session else ""
+    return f"""
+WITH t AS (
+    SELECT sm.tenant_id, sm.session_id, sm.pos, sm.message_id, m.session_id AS written_by,
+           m.role, m.parent_id, m.agent, m.model, m.status, m.finish, m.summary, m.error_type,
+           m.created_at, m.completed_at, m.tokens_input, m.tokens_output, m.cost
+    FROM session_message sm
+    JOIN message m ON m.tenant_id = sm.tenant_id AND m.id = sm.message_id{one}
+), request AS (
+    SELECT tenant_id, message_id, {d.json_text('data', 'tail_start')} AS tail_start
+    FROM part WHERE type = 'compaction'
+), boundary AS (
+    -- filterCompacted (session/view.py): a summary that succeeded, answering a user message
+    -- that carries a compaction part, earlier in the same timeline; the model's view then
+    -- starts at that request, or further back at the tail it kept verbatim
+    SELECT s.tenant_id, s.session_id, s.pos, r.pos AS request_pos,
+           CASE WHEN q.tail_start IS NULL OR q.tail_start = r.message_id THEN r.pos
+                ELSE coalesce(k.pos, 0) END AS start_pos
+    FROM t s
+    JOIN t r ON r.tenant_id = s.tenant_id AND r.session_id = s.session_id
+            AND r.message_id = s.parent_id AND r.pos < s.pos AND r.role = 'user'
+    JOIN request q ON q.tenant_id = r.tenant_id AND q.message_id = r.message_id
+    LEFT JOIN t k ON k.tenant_id = r.tenant_id AND k.session_id = r.session_id
+            AND k.message_id = q.tail_start AND k.pos < r.pos
+    WHERE {_IS_SUMMARY.format(m="s")}
+), marked AS (
+    SELECT t.*, b.request_pos, b.start_pos
+    FROM t LEFT JOIN boundary b
+        ON b.tenant_id = t.tenant_id AND b.session_id = t.session_id AND b.pos = t.pos
+)
+SELECT m.tenant_id, m.session_id, m.pos, m.message_id, m.written_by, m.role, m.parent_id,
+       m.agent, m.model, m.status, m.finish, m.summary, m.created_at, m.completed_at,
+       m.tokens_input, m.tokens_output, m.cost, m.request_pos IS NOT NULL AS is_boundary,
+       max(m.request_pos) OVER before AS compaction_pos,
+       count(m.request_pos) OVER before AS compactions,
+       coalesce({d.arg_max('m.start_pos', 'm.request_pos', over='before')}, 0) AS view_start,
+       m.pos >= coalesce({d.arg_max('m.start_pos', 'm.request_pos', over='whole')}, 0) AS visible_to_model
+FROM marked m
+WINDOW before AS (PARTITION BY m.tenant_id, m.session_id ORDER BY m.pos
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+       whole AS (PARTITION BY m.tenant_id, m.session_id)
+"""
+
+
+def _context(d: Spelling, timeline: str = "timeline") -> str:
+    """The ``context`` view's SELECT over ``timeline`` (the view, or one session's)."""
+    return f"""
+SELECT t.tenant_id, t.session_id,
+       row_number() OVER (PARTITION BY t.tenant_id, t.session_id ORDER BY t.pos, p.id) AS step,
+       t.pos, t.message_id, p.id AS part_id, p.created_at, t.agent, t.model,
+       t.summary AS summarizing, p.tokens_input, p.tokens_output, p.tokens_cache_read,
+       p.tokens_cache_write, p.cost, t.compactions, t.compaction_pos, t.view_start
+FROM {timeline} t
+JOIN part p ON p.tenant_id = t.tenant_id AND p.message_id = t.message_id
+           AND p.type = 'step-finish'
+"""
+
+
 VIEWS: tuple[View, ...] = (
     View(
         "sessions",
@@ -213,47 +275,7 @@ WHERE u.role = 'user'
         "position of the compaction request; `view_start`: where the model's view began) "
         "and whether the model still sees it (`visible_to_model`; false for superseded "
         "messages, which stay stored and readable).",
-        lambda d: f"""
-WITH t AS (
-    SELECT sm.tenant_id, sm.session_id, sm.pos, sm.message_id, m.session_id AS written_by,
-           m.role, m.parent_id, m.agent, m.model, m.status, m.finish, m.summary, m.error_type,
-           m.created_at, m.completed_at, m.tokens_input, m.tokens_output, m.cost
-    FROM session_message sm
-    JOIN message m ON m.tenant_id = sm.tenant_id AND m.id = sm.message_id
-), request AS (
-    SELECT tenant_id, message_id, {d.json_text('data', 'tail_start')} AS tail_start
-    FROM part WHERE type = 'compaction'
-), boundary AS (
-    -- filterCompacted (session/view.py): a summary that succeeded, answering a user message
-    -- that carries a compaction part, earlier in the same timeline; the model's view then
-    -- starts at that request, or further back at the tail it kept verbatim
-    SELECT s.tenant_id, s.session_id, s.pos, r.pos AS request_pos,
-           CASE WHEN q.tail_start IS NULL OR q.tail_start = r.message_id THEN r.pos
-                ELSE coalesce(k.pos, 0) END AS start_pos
-    FROM t s
-    JOIN t r ON r.tenant_id = s.tenant_id AND r.session_id = s.session_id
-            AND r.message_id = s.parent_id AND r.pos < s.pos AND r.role = 'user'
-    JOIN request q ON q.tenant_id = r.tenant_id AND q.message_id = r.message_id
-    LEFT JOIN t k ON k.tenant_id = r.tenant_id AND k.session_id = r.session_id
-            AND k.message_id = q.tail_start AND k.pos < r.pos
-    WHERE {_IS_SUMMARY.format(m="s")}
-), marked AS (
-    SELECT t.*, b.request_pos, b.start_pos
-    FROM t LEFT JOIN boundary b
-        ON b.tenant_id = t.tenant_id AND b.session_id = t.session_id AND b.pos = t.pos
-)
-SELECT m.tenant_id, m.session_id, m.pos, m.message_id, m.written_by, m.role, m.parent_id,
-       m.agent, m.model, m.status, m.finish, m.summary, m.created_at, m.completed_at,
-       m.tokens_input, m.tokens_output, m.cost, m.request_pos IS NOT NULL AS is_boundary,
-       max(m.request_pos) OVER before AS compaction_pos,
-       count(m.request_pos) OVER before AS compactions,
-       coalesce({d.arg_max('m.start_pos', 'm.request_pos', over='before')}, 0) AS view_start,
-       m.pos >= coalesce({d.arg_max('m.start_pos', 'm.request_pos', over='whole')}, 0) AS visible_to_model
-FROM marked m
-WINDOW before AS (PARTITION BY m.tenant_id, m.session_id ORDER BY m.pos
-                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-       whole AS (PARTITION BY m.tenant_id, m.session_id)
-""",
+        _timeline,
         "SELECT pos, role, summary, is_boundary, compaction_pos, visible_to_model\n"
         "FROM timeline WHERE session_id = (SELECT session_id FROM compactions LIMIT 1)\n"
         "ORDER BY pos",
@@ -264,16 +286,7 @@ WINDOW before AS (PARTITION BY m.tenant_id, m.session_id ORDER BY m.pos
         "numbered (`step`), with the tokens it was sent (`tokens_input`, cache reads "
         "included) and the compaction boundary in force (`compactions` so far, "
         "`compaction_pos`, `view_start`); `summarizing` marks the calls that wrote a summary.",
-        lambda d: """
-SELECT t.tenant_id, t.session_id,
-       row_number() OVER (PARTITION BY t.tenant_id, t.session_id ORDER BY t.pos, p.id) AS step,
-       t.pos, t.message_id, p.id AS part_id, p.created_at, t.agent, t.model,
-       t.summary AS summarizing, p.tokens_input, p.tokens_output, p.tokens_cache_read,
-       p.tokens_cache_write, p.cost, t.compactions, t.compaction_pos, t.view_start
-FROM timeline t
-JOIN part p ON p.tenant_id = t.tenant_id AND p.message_id = t.message_id
-           AND p.type = 'step-finish'
-""",
+        _context,
         "SELECT step, tokens_input, summarizing, compactions, compaction_pos\n"
         "FROM context WHERE session_id = (SELECT session_id FROM compactions LIMIT 1)\n"
         "ORDER BY step",
@@ -316,6 +329,19 @@ FROM event e
 VIEW_NAMES: tuple[str, ...] = tuple(v.name for v in VIEWS)
 CREATE_VIEWS: tuple[str, ...] = tuple(v.create for v in VIEWS)
 
+
+
+def for_one_session(name: str, dialect: Dialect = "duckdb") -> str:
+    """The SELECT of the view ``name`` (``timeline``, ``context``) restricted to one session,
+    given as the first ``?`` parameter — what forge's own per-session reads use (frames.py,
+    the server's history page), in place of filtering the view, which numbers and marks
+    every session's timeline before the filter applies."""
+    d = SPELLINGS[dialect]
+    if name == "timeline":
+        return _timeline(d, "?")
+    if name == "context":
+        return _context(d, f"({_timeline(d, '?')})")
+    raise KeyError(f"no per-session form of the view {name!r}")
 
 def view(name: str) -> View:
     for v in VIEWS:
