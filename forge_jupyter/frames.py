@@ -42,7 +42,7 @@ from .frame_columns import (
 from .frame_display import HISTORY_DISPLAY, SESSIONS_DISPLAY, ReadableFrame
 from .ids import check_id, looks_like_id, match_short
 from .store.sql.scoped import select
-from .store.sql.views import for_one_session
+from .store.sql.views import costs_of_parts, for_one_session
 
 if TYPE_CHECKING:
     from .store.base import Store
@@ -296,11 +296,21 @@ def costs(store: Store, by: str | Sequence[str] = "session", *, session: Any = N
                sum(c.tokens_cache_read)::BIGINT AS tokens_cache_read,
                sum(c.tokens_cache_write)::BIGINT AS tokens_cache_write,
                sum(c.cost) AS cost, count(*) - count(c.cost) AS unpriced_steps
-        FROM {_COSTS_WITH_REPLAY if "replayed" in keys else "costs"} c
+        FROM {_costs_source(keys, model)} c
         {"LEFT JOIN sessions s ON s.session_id = c.session_id" if "session" in keys else ""}
         {where.sql()}
         GROUP BY {ordinals} ORDER BY {order}"""
     return query(store, sql, where.params, spec)
+
+
+def _costs_source(keys: Sequence[str], model: OneOrMany) -> str:
+    """What ``costs`` sums: the view, or its part columns alone when nothing grouped or
+    filtered is a message's (no join of the messages: ~10× less work at a million parts)."""
+    if "replayed" in keys:
+        return _COSTS_WITH_REPLAY
+    if model is None and set(keys) <= {"session", "day"}:
+        return f"({costs_of_parts()})"
+    return "costs"
 
 
 _COSTS_WITH_REPLAY = ("(SELECT k.*, m.replay_of FROM costs k JOIN message m "

@@ -119,6 +119,43 @@ JOIN part p ON p.tenant_id = t.tenant_id AND p.message_id = t.message_id
 """
 
 
+def _cost_columns(d: Spelling) -> tuple[tuple[str, str], ...]:
+    """The ``costs`` view's columns in order, each with where it comes from: the step-finish
+    part (``p``), its message (``a``) or the prompt that caused it (``u``)."""
+    return (
+        ("p.tenant_id", "p"), ("p.id AS part_id", "p"), ("p.session_id", "p"),
+        ("p.message_id", "p"), ("p.created_at", "p"), ("a.agent", "a"), ("a.model", "a"),
+        ("a.provider", "a"), (f"{d.json_text('p.data', 'reason')} AS finish", "p"),
+        ("p.tokens_input", "p"), ("p.tokens_output", "p"), ("p.tokens_reasoning", "p"),
+        ("p.tokens_cache_read", "p"), ("p.tokens_cache_write", "p"),
+        ("p.tokens_estimated", "p"), ("p.cost", "p"), ("a.parent_id AS user_message_id", "a"),
+        (f"{d.json_text('u.origin', 'notebook')} AS notebook", "u"),
+        (f"{d.json_text('u.origin', 'cell_id')} AS cell_id", "u"),
+        (f"{d.json_bigint('u.origin', 'execution_count')} AS execution_count", "u"),
+    )
+
+
+def _costs(d: Spelling, parts_only: bool = False) -> str:
+    """The ``costs`` view's SELECT; ``parts_only``: its columns that the step-finish part
+    holds, read without joining the messages (a sum by session or day needs no more)."""
+    columns = [c for c, source in _cost_columns(d) if not parts_only or source == "p"]
+    sep = ",\n       "
+    joins = "" if parts_only else (
+        "JOIN message a ON a.tenant_id = p.tenant_id AND a.id = p.message_id\n"
+        "LEFT JOIN message u ON u.tenant_id = a.tenant_id AND u.id = a.parent_id\n")
+    return f"""
+SELECT {sep.join(columns)}
+FROM part p
+{joins}WHERE p.type = 'step-finish'
+"""
+
+
+def costs_of_parts(dialect: Dialect = "duckdb") -> str:
+    """The ``costs`` view's part columns alone (``_costs``): for frames.costs' sums that
+    group and filter by nothing a message holds."""
+    return _costs(SPELLINGS[dialect], parts_only=True)
+
+
 VIEWS: tuple[View, ...] = (
     View(
         "sessions",
@@ -192,18 +229,7 @@ JOIN message m ON m.tenant_id = p.tenant_id AND m.id = p.message_id
         "One row per model call (a `step-finish` part): its tokens and cost (NULL where the "
         "price table does not know the model), with the agent, model and the notebook cell "
         "of the prompt that caused it. Sum it by whatever you need.",
-        lambda d: f"""
-SELECT p.tenant_id, p.id AS part_id, p.session_id, p.message_id, p.created_at, a.agent,
-       a.model, a.provider, {d.json_text('p.data', 'reason')} AS finish, p.tokens_input, p.tokens_output,
-       p.tokens_reasoning, p.tokens_cache_read, p.tokens_cache_write, p.tokens_estimated, p.cost,
-       a.parent_id AS user_message_id, {d.json_text('u.origin', 'notebook')} AS notebook,
-       {d.json_text('u.origin', 'cell_id')} AS cell_id,
-       {d.json_bigint('u.origin', 'execution_count')} AS execution_count
-FROM part p
-JOIN message a ON a.tenant_id = p.tenant_id AND a.id = p.message_id
-LEFT JOIN message u ON u.tenant_id = a.tenant_id AND u.id = a.parent_id
-WHERE p.type = 'step-finish'
-""",
+        _costs,
         "SELECT model, count(*) AS steps, sum(tokens_input) AS tokens_in,\n"
         "       sum(tokens_output) AS tokens_out, sum(cost) AS cost\n"
         "FROM costs GROUP BY model ORDER BY model",
