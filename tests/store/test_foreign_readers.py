@@ -210,6 +210,36 @@ def test_a_pending_copy_that_is_not_a_store_of_ours_is_set_aside_not_landed(tmp_
     assert [p for p in tmp_path.iterdir() if "pending-unusable" in p.name]
 
 
+@pytest.mark.parametrize("planted", ["link at the copy's way in", "link at its note",
+                                     "link at its log", "pipe at its note"])
+def test_what_is_planted_beside_the_file_is_never_written_through_or_waited_on(tmp_path,
+                                                                             planted):
+    # the store's folder may be a cloned project's .forge/: its names beside the file are not ours
+    path = tmp_path / "s.duckdb"
+    store = DuckDBStore(path)
+    store.create_session(SessionInfo(name="before"))
+    precious = tmp_path / "precious.txt"
+    precious.write_text("the person's file")
+    name = {"link at the copy's way in": ".pending.tmp", "link at its note": ".pending.json",
+            "link at its log": ".pending.wal", "pipe at its note": ".pending.json"}[planted]
+    spot = path.with_name(path.name + name)
+    if planted.startswith("pipe"):
+        os.mkfifo(spot)
+    else:
+        spot.symlink_to(precious)
+    holder = Holder(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StoreDiverted)
+            store.create_session(SessionInfo(name="during"))
+        holder.let_go()
+    finally:
+        holder.kill()
+    _wait_landed(path)
+    assert precious.read_text() == "the person's file"
+    assert _names_elsewhere(path) == ["before", "during"]
+
+
 def test_a_snapshot_is_read_without_holding_the_store_and_holds_the_waiting_writes(tmp_path):
     path = tmp_path / "s.duckdb"
     store = DuckDBStore(path)

@@ -84,11 +84,36 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _new_file(path: Path) -> int:
+    """A descriptor of a file made anew at ``path``: whatever stood there is removed first and
+    a link planted there is never followed (the folder may be a cloned project's ``.forge/``,
+    where ``forge.duckdb.pending.tmp -> ~/.bashrc`` would otherwise be written through)."""
+    with suppress(FileNotFoundError):
+        os.unlink(path)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+
+
 def _copy(source: Path, target: Path) -> None:
-    with open(source, "rb") as src, open(target, "wb") as dst:
+    with open(source, "rb") as src, os.fdopen(_new_file(target), "wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
         dst.flush()
         os.fsync(dst.fileno())
+
+
+def _read_small(path: Path, limit: int = 4096) -> str:
+    """A short note's text, read without following a link or waiting on a pipe."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a plain file")
+        return os.read(fd, limit).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def _write(path: Path, text: str) -> None:
+    with os.fdopen(_new_file(path), "w") as f:
+        f.write(text)
 
 
 def copy_whole(source: Path, out: Path) -> None:
@@ -175,10 +200,13 @@ class Pending:
                 _copy(_wal(self.main), _wal(tmp))
             if signature(self.main) != base:  # written while being copied: not a whole copy
                 raise OSError(f"{self.main} changed while it was being copied")
-            self.base_path.write_text(json.dumps({"base": base, "made": time.time(),
-                                                  "pid": os.getpid()}))
+            _write(self.base_path, json.dumps({"base": base, "made": time.time(),
+                                               "pid": os.getpid()}))
             if _wal(tmp).exists():
                 os.replace(_wal(tmp), _wal(self.path))
+            else:  # a log left there (or planted) must not be replayed into the copy
+                with suppress(FileNotFoundError):
+                    os.unlink(_wal(self.path))
             os.replace(tmp, self.path)  # the copy exists only once it is whole
             _fsync_dir(self.path.parent)
         except BaseException:
@@ -228,7 +256,7 @@ class Pending:
 
     def _base(self) -> list[int] | None:
         try:
-            data = json.loads(self.base_path.read_text())
+            data = json.loads(_read_small(self.base_path))
         except (OSError, ValueError):
             return None
         base = data.get("base") if isinstance(data, dict) else None
