@@ -78,10 +78,11 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...]
                 f"FROM {source}", params)
 
 
-def build_duckdb(path: Path, parts: int) -> dict[str, int]:
-    """A forge-jupyter DuckDB file holding about ``parts`` parts, written in bulk."""
+def build_duckdb(path: Path, parts: int, sessions: int = SESSIONS) -> dict[str, int]:
+    """A forge-jupyter DuckDB file holding about ``parts`` parts in ``sessions`` sessions,
+    written in bulk."""
     turns = -(-parts // PARTS_PER_TURN)  # whole turns, at least ``parts`` parts
-    fmt = {"turns": turns, "sessions": SESSIONS, "span_us": DAYS * 86_400 * 1_000_000}
+    fmt = {"turns": turns, "sessions": sessions, "span_us": DAYS * 86_400 * 1_000_000}
     turn, sid, at = _TURN.format(**fmt), _SESSION_ID.format(**fmt), _AT.format(**fmt)
     models = "[" + ", ".join(f"'{m}'" for m in MODELS) + "]"
     tools = "[" + ", ".join(f"'{t}'" for t in TOOLS) + "]"
@@ -94,11 +95,11 @@ def build_duckdb(path: Path, parts: int) -> dict[str, int]:
     event = event_row(tenant, Event(session_id="ses_x", type="notice", actor="forge"))
     part = part_row(tenant, TextPart(session_id="ses_x", message_id="msg_x", text=""))
     con.execute("BEGIN")
-    _insert(con, "session", SESSION_COLUMNS, session, f"range({SESSIONS})",
+    _insert(con, "session", SESSION_COLUMNS, session, f"range({sessions})",
             id="'ses_' || lpad(CAST(range AS VARCHAR), 26, '0')", name="'session ' || range",
             created_at="TIMESTAMPTZ '2025-01-01 00:00:00+00'",
             updated_at="TIMESTAMPTZ '2025-04-01 00:00:00+00'",
-            timeline_length=f"3 * ({turns} // {SESSIONS} + CASE WHEN range < {turns} % {SESSIONS} "
+            timeline_length=f"3 * ({turns} // {sessions} + CASE WHEN range < {turns} % {sessions} "
                             "THEN 1 ELSE 0 END)",
             last_message_id="NULL")
     answer = "CASE WHEN k = 0 THEN 0 ELSE {} END"
@@ -151,18 +152,20 @@ def build_duckdb(path: Path, parts: int) -> dict[str, int]:
                      'output', CASE WHEN state = 'completed' THEN repeat('x', 80 + t % 400) END,
                      'error', CASE WHEN state = 'error' THEN 'ValueError: bad input ' || t END,
                      'title', NULL, 'metadata', json_object())
-                 WHEN 'step-finish' THEN json_object('id', pid, 'type', 'step-finish',
+                 WHEN 'step-finish' THEN json_object('id', pid, 'session_id', sid,
+                     'message_id', mid, 'type', 'step-finish',
                      'reason', CASE WHEN m = 1 THEN 'tool-calls' ELSE 'stop' END,
                      'tokens', json_object('input', tin, 'output', tout), 'cost', cost)
-                 WHEN 'text' THEN json_object('id', pid, 'type', 'text',
+                 WHEN 'text' THEN json_object('id', pid, 'session_id', sid, 'message_id', mid,
+                     'type', 'text',
                      'text', 'Some text of turn ' || t || ' ' || repeat('lorem ', 20))
-                 ELSE json_object('id', pid, 'type', type)
-               END""")
+                 ELSE json_object('id', pid, 'session_id', sid, 'message_id', mid, 'type', type)
+               END""")  # whole rows: the session's messages read back as objects too
     _insert(con, "session_message", TIMELINE_COLUMNS, (tenant, None, None, None),
             f"{turn} CROSS JOIN range(3) r(k)", session_id=sid,
-            pos=f"CAST(3 * (t // {SESSIONS}) + k AS INTEGER)",
+            pos=f"CAST(3 * (t // {sessions}) + k AS INTEGER)",
             message_id="'msg_' || lpad(CAST(3 * t + k AS VARCHAR), 26, '0')")
-    _insert(con, "event", EVENT_COLUMNS, event, f"range({SESSIONS})",
+    _insert(con, "event", EVENT_COLUMNS, event, f"range({sessions})",
             id="'evt_' || lpad(CAST(range AS VARCHAR), 26, '0')",
             session_id="'ses_' || lpad(CAST(range AS VARCHAR), 26, '0')",
             created_at="TIMESTAMPTZ '2025-01-01 00:00:00+00'")
