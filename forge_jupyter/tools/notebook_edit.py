@@ -9,7 +9,8 @@ extension is attached; elsewhere (nbclient, terminal IPython, VS Code) they are 
 a call that reaches one anyway answers that it needs the extension.
 
 What the model sends is untrusted: ids are checked for shape here and for existence by the page;
-a source is refused when it is huge, binary, or a code cell that would run forge again.
+a source is refused when it is huge or binary. A cell that calls forge is text like any other
+until it runs; run inside a turn (notebook_run), it is refused by the guard of tools/nested.py.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ ID_HINT = ("Cell ids are the `id` values notebook_read lists (call it with no ar
            "current ones); another notebook's ids do not work here.")
 _CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # not tab, newline, form feed, return
-# A code cell that runs forge again from inside a turn: %%forge, %forge, or the magic by name.
-_FORGE = re.compile(r"^\s*%{1,2}forge\b|run_(?:cell|line)_magic\(\s*['\"]forge['\"]", re.M)
 
 Kind = Literal["insert", "edit", "delete", "move"]
 Place = Literal["before", "after", "start", "end"]
@@ -68,7 +67,7 @@ class NotebookEditor(Protocol):
     async def apply(self, change: CellChange, session_id: str) -> CellEdited: ...
 
 
-def _cell_id(args: dict[str, Any], key: str, required: bool = True) -> str:
+def cell_id_arg(args: dict[str, Any], key: str, required: bool = True) -> str:
     value = args.get(key)
     if value in (None, "") and not required:
         return ""
@@ -78,7 +77,7 @@ def _cell_id(args: dict[str, Any], key: str, required: bool = True) -> str:
     return value.strip()
 
 
-def _source(args: dict[str, Any], cell_type: str) -> str:
+def _source(args: dict[str, Any]) -> str:
     source = args.get("source")
     if not isinstance(source, str):
         raise ToolError("source must be the cell's whole new text, as a string.")
@@ -89,14 +88,11 @@ def _source(args: dict[str, Any], cell_type: str) -> str:
     if _CONTROL.search(source):
         raise ToolError("That source holds binary control characters (a NUL byte or the like); "
                         "a cell holds text. Write binary data to a file instead.")
-    if cell_type == "code" and _FORGE.search(source):
-        raise ToolError("A code cell may not call forge (%%forge, %forge): running it would start "
-                        "another turn from inside this one. Write the cell without the magic.")
     return source
 
 
 def _place(args: dict[str, Any]) -> tuple[str, Place]:
-    after, before = _cell_id(args, "after_id", False), _cell_id(args, "before_id", False)
+    after, before = cell_id_arg(args, "after_id", False), cell_id_arg(args, "before_id", False)
     if after and before:
         raise ToolError("Give after_id or before_id, not both.")
     if after or before:
@@ -114,11 +110,10 @@ def change_of(kind: Kind, args: dict[str, Any]) -> CellChange:
         if cell_type not in ("code", "markdown"):
             raise ToolError("cell_type is 'code' or 'markdown'.")
         anchor, place = _place(args)
-        return CellChange("insert", "", anchor, place, cell_type, _source(args, cell_type))
-    cell_id = _cell_id(args, "cell_id")
+        return CellChange("insert", "", anchor, place, cell_type, _source(args))
+    cell_id = cell_id_arg(args, "cell_id")
     if kind == "edit":
-        # a markdown cell's %%forge is text, but the page knows the type: check as code
-        return CellChange("edit", cell_id, source=_source(args, "code"))
+        return CellChange("edit", cell_id, source=_source(args))
     if kind == "delete":
         return CellChange("delete", cell_id)
     anchor, place = _place(args)

@@ -22,6 +22,10 @@ EDIT_WAIT = 10.0  # seconds the page has to apply one change
 class CellEditor:
     def __init__(self, auto_accept: Callable[[], bool]) -> None:
         self.auto_accept = auto_accept
+        # cell id → (session, source) of the cells the agent inserted (and its edits of them):
+        # notebook_run runs one unchanged since like a python call (cells/run.py); any other
+        # cell, an existing one the agent edited included, asks the person
+        self.written: dict[str, tuple[str, str]] = {}
 
     async def apply(self, change: CellChange, session_id: str) -> CellEdited:
         from ..panel import HUB, proto
@@ -49,4 +53,8 @@ class CellEditor:
             hint = f" {ID_HINT}" if "no cell" in reply.error else ""
             raise ToolError(f"The notebook did not take that change: {reply.error or 'no reason given'}."
                             f"{hint}")
+        if change.kind == "insert" or (change.kind == "edit" and reply.cell_id in self.written):
+            self.written[reply.cell_id] = (session_id, change.source)
+        elif change.kind == "delete":
+            self.written.pop(change.cell_id, None)
         return CellEdited(reply.cell_id, reply.index, reply.staged, change_id)
