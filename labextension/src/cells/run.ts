@@ -26,16 +26,15 @@ export function applyOutputs(nb: NotebookPanel, msg: CellOutputs): void {
       continue;
     }
     const code = cell as ICodeCellModel;
-    code.sharedModel.transact(() => {
-      code.outputs.clear();
-      for (const output of msg.outputs) {
-        try {
-          code.outputs.add(output as unknown as nbformat.IOutput);
-        } catch (err) {
-          console.warn('forge: an output of a cell run was not shown', err);
-        }
+    // not in one shared-model transaction: JupyterLab 4.6 drops outputs added inside one
+    code.outputs.clear();
+    for (const output of msg.outputs) {
+      try {
+        code.outputs.add(output as unknown as nbformat.IOutput);
+      } catch (err) {
+        console.warn('forge: an output of a cell run was not shown', err);
       }
-    });
+    }
     code.executionState = msg.running ? 'running' : 'idle';
     return;
   }
