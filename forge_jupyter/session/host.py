@@ -71,7 +71,6 @@ def tool_fields(host: Host) -> dict[str, Any]:
     s = host.services
     return {"store": s.store, "namespace": s.namespace, "questions": s.questions,
             "memory": s.memory, "notebook": s.notebook, "editor": s.editor,
-            "cell_runner": s.cell_runner,
             "agents": s.agents, "new_session": host.session, "forge": host}
 
 

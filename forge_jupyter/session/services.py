@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ..memory import LongTermMemory
     from ..tools.notebook_edit import NotebookEditor
     from ..tools.notebook_read import NotebookReader
-    from ..tools.notebook_run import NotebookRunner
     from ..tracing import Tracing
 
 
@@ -51,4 +50,3 @@ class Services:
     # The notebook around the kernel (notebook/cells/, set by the notebook's controller).
     notebook: NotebookReader | None = None
     editor: NotebookEditor | None = None  # its cells, changed through the page (the cell tools)
-    cell_runner: NotebookRunner | None = None  # its cells, run for the model (notebook_run)

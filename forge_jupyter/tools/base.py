@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # the services' types, named without importing the layers abo
     from ..store.base import Store
     from .notebook_edit import NotebookEditor
     from .notebook_read import NotebookReader
-    from .notebook_run import NotebookRunner
 
 
 TITLE_CHARS = 80  # longer first lines are cut at a word end, with "…"
@@ -138,8 +137,7 @@ class ToolContext:
     questions: Questions | None = None  # who answers the question tool
     memory: LongTermMemory | None = None  # long-term memory while it is on
     notebook: NotebookReader | None = None  # the notebook the kernel runs (notebook_read)
-    editor: NotebookEditor | None = None  # changes its cells through the page (the cell tools)
-    cell_runner: NotebookRunner | None = None  # runs its cells for the model (notebook_run)
+    editor: NotebookEditor | None = None  # changes and runs its cells through the page
     agents: AgentSet | None = None  # the agents a subagent (task) may run as
     # A new child session of the owner (``Forge.session``): what the task tool runs in.
     new_session: Callable[..., Any] | None = None

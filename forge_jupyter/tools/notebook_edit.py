@@ -16,12 +16,12 @@ until it runs; run inside a turn (notebook_run), it is refused by the guard of t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..errors import ToolError
 from ..message import Event
-from .base import Tool, ToolContext, ToolResult
+from .base import ShownImage, Tool, ToolContext, ToolResult
 
 FLAG = "cells"
 MAX_SOURCE = 100_000  # characters of one cell's source
@@ -31,6 +31,7 @@ NEEDS_PAGE = ("The cell tools need JupyterLab or Notebook 7 with forge-jupyter's
               "run it with the python tool instead.")
 ID_HINT = ("Cell ids are the `id` values notebook_read lists (call it with no arguments for the "
            "current ones); another notebook's ids do not work here.")
+ASK_TAG = "forge-ask-before-run"  # the cell tag: every notebook_run of the cell asks the person
 _CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # not tab, newline, form feed, return
 
@@ -60,11 +61,35 @@ class CellEdited:
     change_id: str
 
 
+@dataclass(frozen=True)
+class CellToRun:
+    """One cell as the page holds it now, and what decides whether running it asks."""
+
+    cell_id: str
+    source: str
+    cell_type: str
+    marked: bool  # tagged ASK_TAG
+    agents: bool  # the agent wrote it in this session and nobody changed it since
+
+
+@dataclass(frozen=True)
+class CellRan:
+    """What a run showed, as the model reads it."""
+
+    text: str
+    images: list[ShownImage] = field(default_factory=list)
+    running: bool = False  # still running after the wait: its outputs keep landing in the cell
+    failed: bool = False  # it raised (its traceback is in ``text``)
+
+
 class NotebookEditor(Protocol):
-    """Applies a change to the open notebook (``notebook.cells.edit.CellEditor`` is one);
-    raises ToolError with what to do when it cannot."""
+    """Changes and runs the cells of the open notebook (``notebook.cells.edit.CellEditor`` is
+    one): applies a change, finds a cell to run, runs it (notebook_run.py); each raises
+    ToolError with what to do when it cannot."""
 
     async def apply(self, change: CellChange, session_id: str) -> CellEdited: ...
+    async def find(self, cell_id: str, session_id: str) -> CellToRun: ...
+    async def run(self, cell: CellToRun, ctx: ToolContext) -> CellRan: ...
 
 
 def cell_id_arg(args: dict[str, Any], key: str, required: bool = True) -> str:

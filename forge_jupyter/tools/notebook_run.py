@@ -19,50 +19,18 @@ running" with the outputs so far and goes on, its outputs landing in the cell; S
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import ToolError
-from .base import Prepared, ShownImage, Tool, ToolContext, ToolResult
-from .notebook_edit import FLAG, NEEDS_PAGE, cell_id_arg
-
-ASK_TAG = "forge-ask-before-run"  # the cell tag: every run of the cell asks the person
-
-
-@dataclass(frozen=True)
-class CellToRun:
-    """One cell as the page holds it now, and what decides whether running it asks."""
-
-    cell_id: str
-    source: str
-    cell_type: str
-    marked: bool  # tagged ASK_TAG
-    agents: bool  # the agent wrote it in this session and nobody changed it since
-
-
-@dataclass(frozen=True)
-class CellRan:
-    """What a run showed, as the model reads it."""
-
-    text: str
-    images: list[ShownImage] = field(default_factory=list)
-    running: bool = False  # still running after the wait: its outputs keep landing in the cell
-    failed: bool = False  # it raised (its traceback is in ``text``)
-
-
-class NotebookRunner(Protocol):
-    """Finds and runs cells of the open notebook (``notebook.cells.run.CellRunner`` is one);
-    raises ToolError with what to do when it cannot."""
-
-    async def find(self, cell_id: str, session_id: str) -> CellToRun: ...
-    async def run(self, cell: CellToRun, ctx: ToolContext) -> CellRan: ...
+from .base import Prepared, Tool, ToolContext, ToolResult
+from .notebook_edit import ASK_TAG, FLAG, NEEDS_PAGE, CellToRun, cell_id_arg
 
 
 async def _prepare(args: dict[str, Any], ctx: ToolContext) -> Prepared:
     cell_id = cell_id_arg(args, "cell_id")
-    if ctx.cell_runner is None:
+    if ctx.editor is None:
         raise ToolError(NEEDS_PAGE)
-    cell = await ctx.cell_runner.find(cell_id, ctx.session_id)
+    cell = await ctx.editor.find(cell_id, ctx.session_id)
     if cell.cell_type != "code":
         raise ToolError(f"Cell {cell_id} is a {cell.cell_type} cell: there is no code to run.")
     if not cell.source.strip():
@@ -81,10 +49,10 @@ async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     prepared = ctx.prepared
     if prepared is None or not isinstance(prepared.state, CellToRun):  # a direct call
         prepared = await _prepare(args, ctx)
-    if ctx.cell_runner is None:
+    if ctx.editor is None:
         raise ToolError(NEEDS_PAGE)
     cell = prepared.state
-    ran = await ctx.cell_runner.run(cell, ctx)
+    ran = await ctx.editor.run(cell, ctx)
     if ran.failed:
         raise ToolError(ran.text)
     state = "running" if ran.running else "ran"

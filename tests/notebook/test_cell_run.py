@@ -198,6 +198,7 @@ def test_code_a_tool_runs_cannot_start_forge_again_however_spelled(kernel, serve
                Turn(calls), Turn([tool_call("notebook_run", {"cell_id": "new-1"})]),
                Turn.text("Refused."))
     assert kernel.run('%config Forge.permissions = ["*=allow"]').status == "ok"
+    asked = len(server.requests)
     page = Page(kernel, panel, [])
     try:
         assert kernel.run("%%forge\nTry to nest.", on_comm=page).status == "ok"
@@ -209,4 +210,4 @@ def test_code_a_tool_runs_cannot_start_forge_again_however_spelled(kernel, serve
         assert "forge cannot" in result and "the python tool runs" in result, (code, result)
     [run_result] = _results(server)
     assert "forge cannot run a %%forge cell from code the notebook_run tool runs" in run_result
-    assert len(requests) == 4  # no other turn asked the model anything
+    assert len(requests) - asked == 4  # no other turn asked the model anything

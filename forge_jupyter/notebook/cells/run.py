@@ -1,5 +1,5 @@
-"""The notebook layer's ``NotebookRunner`` (tools/notebook_run.py): runs one cell of the open
-notebook for the model while its ``%%forge`` cell keeps the kernel's shell busy.
+"""How notebook_run (tools/notebook_run.py) runs one cell of the open notebook for the model
+while its ``%%forge`` cell keeps the kernel's shell busy (``CellEditor``, edit.py, owns one).
 
 Measured (docs/notebook-workspace.md, "Running cells"): an execute request on an ipykernel 7
 subshell does run beside the busy main shell, but its interrupt is the kernel's, which stops
@@ -29,8 +29,7 @@ from ...errors import ToolError
 from ...scrub import Scrubber
 from ...tools import python_displays as displays
 from ...tools.base import ShownImage, ToolContext
-from ...tools.notebook_edit import ID_HINT, NEEDS_PAGE
-from ...tools.notebook_run import ASK_TAG, CellRan, CellToRun
+from ...tools.notebook_edit import ASK_TAG, ID_HINT, NEEDS_PAGE, CellRan, CellToRun
 from ...tools.python import execute, user_traceback
 from ...tools.threads import Stop
 from .budget import CALL_CHARS, CALL_IMAGES
@@ -41,6 +40,7 @@ PUSH_EVERY = 0.2  # seconds between two sends of a running cell's outputs
 CELL_TEXT = 1_000_000  # characters of printed text a cell keeps; the rest is counted
 CELL_DISPLAYS = 50  # displays a cell keeps
 
+_LABELS = {"execute_result": "value", "display_data": "display"}  # the model's line heads
 _running: dict[str, tuple[float, Stop]] = {}  # cell id → (started, its stop): runs going on
 
 
@@ -201,8 +201,8 @@ class CellRunner:
         lines, images, failed = [], [], False
         for output in outputs:
             s = summarize(output, scrub)
-            lines.append(f"[{s.kind}{'' if s.kind != 'stream' else ' ' + output['name']}] "
-                         f"{s.text}".rstrip())
+            label = output.get("name") if s.kind == "stream" else _LABELS.get(s.kind, s.kind)
+            lines.append(f"[{label}] {s.text}".rstrip())
             lines.extend(s.notes)
             failed = failed or s.error is not None
             for ref in s.images:
