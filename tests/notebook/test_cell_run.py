@@ -95,13 +95,16 @@ def test_a_cell_it_inserted_runs_like_python_its_outputs_sent_to_the_cell(kernel
     assert kernel.run('%config Forge.permissions = ["notebook_*=allow"]').status == "ok"
     server.add(Turn([tool_call("notebook_insert", {"source": "import sys\nprint('hello')\n"
                                                    "print('warn', file=sys.stderr)\n6 * 7"})]),
-               Turn([tool_call("notebook_run", {"cell_id": "new-1"})]), Turn.text("Done."))
+               Turn([tool_call("notebook_run", {"cell_id": "new-1"})]),
+               Turn([tool_call("notebook_read", {})]), Turn.text("Done."))
     page = Page(kernel, panel, [])
     try:
         assert kernel.run("%%forge\nWrite and run a cell.", on_comm=page).status == "ok"
     finally:
         kernel.run("%config Forge.permissions = []")
-    [result] = _results(server)
+    [listing] = _results(server)
+    assert "id new-1 · ran by notebook_run" in listing and "ok" in listing, listing
+    result = [m["content"] for m in server.requests[-2].messages if m["role"] == "tool"][-1]
     assert "Ran cell new-1" in result and "hello" in result and "42" in result, result
     assert page.asks == []  # its own cell, unchanged, under an allow rule: like python
     last = page.outputs["new-1"][-1]

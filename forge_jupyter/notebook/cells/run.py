@@ -35,6 +35,7 @@ from ...tools.threads import Stop
 from .budget import CALL_CHARS, CALL_IMAGES
 from .live import live_cells
 from .outputs import image_bytes, summarize
+from .run_log import RUNS_KEPT
 
 PUSH_EVERY = 0.2  # seconds between two sends of a running cell's outputs
 CELL_TEXT = 1_000_000  # characters of printed text a cell keeps; the rest is counted
@@ -42,6 +43,20 @@ CELL_DISPLAYS = 50  # displays a cell keeps
 
 _LABELS = {"execute_result": "value", "display_data": "display"}  # the model's line heads
 _running: dict[str, tuple[float, Stop]] = {}  # cell id → (started, its stop): runs going on
+
+
+_ran: dict[str, tuple[float, bool]] = {}  # cell id → (ended, ok) of its last run here
+
+
+def run_label(cell_id: str | None) -> str | None:
+    """How notebook_read lists a cell notebook_run ran (it has no In [N]), or None."""
+    if cell_id in _running:
+        return "running now (notebook_run)"
+    if cell_id not in _ran:
+        return None
+    ended, ok = _ran[cell_id]
+    return f"ran by notebook_run {time.strftime('%H:%M:%S', time.localtime(ended))}, " + (
+        "ok" if ok else "failed")
 
 
 def stop_runs() -> bool:
@@ -193,6 +208,11 @@ class CellRunner:
                 _finish(outputs, task.result(), self.shell)
         finally:
             _running.pop(cell_id, None)
+            _ran.pop(cell_id, None)  # the newest last, the oldest forgotten past RUNS_KEPT
+            _ran[cell_id] = (time.time(), not any(o["output_type"] == "error"
+                                                  for o in outputs.outputs))
+            while len(_ran) > RUNS_KEPT:
+                del _ran[next(iter(_ran))]
             HUB.send_outputs(cell_id, outputs.snapshot(), running=False)
 
     def _told(self, cell_id: str, outputs: list[dict[str, Any]], ctx: ToolContext,
