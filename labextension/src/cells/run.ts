@@ -26,7 +26,7 @@ export function applyOutputs(nb: NotebookPanel, msg: CellOutputs): void {
       continue;
     }
     const code = cell as ICodeCellModel;
-    // not in one shared-model transaction: JupyterLab 4.6 drops outputs added inside one
+    // not inside a shared-model transaction: outputs added in one did not show (JupyterLab 4.6)
     code.outputs.clear();
     for (const output of msg.outputs) {
       try {
