@@ -69,7 +69,7 @@ class CellToRun:
     source: str
     cell_type: str
     marked: bool  # tagged ASK_TAG
-    agents: bool  # the agent wrote it in this session and nobody changed it since
+    agent_wrote: bool  # the agent wrote it in this session and nobody changed it since
 
 
 @dataclass(frozen=True)

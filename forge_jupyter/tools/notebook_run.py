@@ -39,7 +39,7 @@ async def _prepare(args: dict[str, Any], ctx: ToolContext) -> Prepared:
     if cell.marked:
         ask = (f"cell {cell_id} is tagged {ASK_TAG}: the person decides each run of it; ask "
                "them, or tell them what running it would show")
-    elif not cell.agents:
+    elif not cell.agent_wrote:
         ask = (f"cell {cell_id} is not one you wrote in this session (or it was changed since): "
                "running the person's cells asks them each time")
     return Prepared(show={"source": cell.source}, ask=ask, state=cell)

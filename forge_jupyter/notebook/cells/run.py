@@ -99,9 +99,10 @@ class CellOutputs:
             self.outputs.append(output)
             self.dirty = True
 
-    def snapshot(self) -> list[dict[str, Any]]:
+    def snapshot(self, sent: bool = True) -> list[dict[str, Any]]:
+        """The outputs now (``sent``: to the page, which then has seen them)."""
         with self.lock:
-            self.dirty = False
+            self.dirty = self.dirty and not sent
             out = [dict(o) for o in self.outputs]
         note = []
         if self.dropped:
@@ -186,10 +187,12 @@ class CellRunner:
         if not done:
             if not HUB.attached:  # nobody sees its outputs land: it does not go on unseen
                 stop.set()
-            return CellRan(self._told(cell.cell_id, outputs.snapshot(), ctx, running=True)[0],
-                           running=True)
+            so_far = outputs.snapshot(sent=False)
+            return CellRan(self._told(cell.cell_id, so_far, ctx, running=True)[0], running=True)
         await asyncio.shield(pusher)
-        told, images, failed = self._told(cell.cell_id, outputs.snapshot(), ctx)
+        if task.exception() is not None:  # it never ran (no tool thread to be had)
+            raise task.exception()
+        told, images, failed = self._told(cell.cell_id, outputs.snapshot(sent=False), ctx)
         return CellRan(told, images, failed=failed)
 
     async def _push(self, cell_id: str, outputs: CellOutputs, task: asyncio.Future[Any],
