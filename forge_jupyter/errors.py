@@ -105,6 +105,11 @@ class ApprovalPending(Conflict):
     """A prompt was sent while a tool call of the session awaits a person's answer."""
 
 
+class NestedTurn(ForgeError):
+    """Code a tool runs (python, notebook_run) tried to start a turn or run forge's magics:
+    that would be a turn inside the turn that is running it (tools/nested.py)."""
+
+
 class ToolError(ForgeError):
     """A tool call that could not run: the message goes back to the model."""
 

@@ -186,6 +186,10 @@ SETTINGS: tuple[Setting, ...] = (
             "notebook_edit, notebook_delete, notebook_move) are accepted at once instead of "
             "staged for your review in the notebook (each decision is still recorded).",
             scope="notebook"),
+    Setting("cell_run_wait", "float", 60.0, "Seconds notebook_run waits for a cell it runs; a "
+            "longer run answers the model 'still running' with the outputs so far, and goes on "
+            "(its outputs land in the cell; Stop or %forge stop interrupts it).",
+            scope="notebook"),
     Setting("flags", "list", [], 'Optional tool sets to turn on, e.g. ["search"]: webfetch and '
             "the provider's own web search where litellm says the model has it "
             '(FORGE_FLAGS=search); "question": the question tool also where no live widget or '

@@ -79,8 +79,9 @@ class NotebookForge:
             self._forge.services.notebook = self.cell_reader()
             if self.in_kernel:  # the cell tools reach the page over the panel's comm
                 from .cells.edit import CellEditor
-
-                self._forge.services.editor = CellEditor(lambda: bool(self.config.cell_auto_accept))
+                self._forge.services.editor = CellEditor(
+                    lambda: bool(self.config.cell_auto_accept), self.shell,
+                    lambda: self.config.cell_run_wait)
             for tool in self.pending_tools:
                 self._forge.add_tool(tool)
             self._store_sig = sig

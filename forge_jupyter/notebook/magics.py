@@ -23,6 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 
 from ..errors import ForgeError
 from ..ids import match_short, short
+from ..tools.nested import refuse_nested
 from . import cell_errors, command_magic, panel, pointing, replay_cell
 from .cell_options import CELL_USAGE, cell_parser, did_you_mean, parse_tools
 from .controller import NotebookForge
@@ -82,6 +83,7 @@ class ForgeMagics(Magics):
 
     async def run_cell(self, line: str, body: str) -> Any:
         """Run one ``%%forge`` cell: the live view shows first, then the run (DESIGN §7)."""
+        _not_nested("run a %%forge cell")
         c = self.controller
         named = command_magic.split_line(line)  # %%forge [options] /name args
         try:
@@ -236,6 +238,7 @@ class ForgeMagics(Magics):
     @line_magic
     def forge(self, line: str) -> Any:
         """Manage forge sessions and read the history: %forge help."""
+        _not_nested("run %forge")
         head = line.split(None, 1)
         if head and head[0] == "shell":  # the command as written: quotes are the shell's
             return command_magic.shell_command(self.controller, head[1] if len(head) > 1 else "")
@@ -346,8 +349,17 @@ class ForgeMagics(Magics):
         if not c.built or c.current_session_id is None:
             print("Nothing is running.")
             return None
-        stopped = c.current().abort()
+        from .cells.run import stop_runs  # and a cell notebook_run left running
+
+        stopped = c.current().abort() | stop_runs()
         print("Stopping the running prompt." if stopped else "Nothing is running.")
+
+
+def _not_nested(what: str) -> None:
+    try:  # code a tool runs may not start forge again (tools/nested.py)
+        refuse_nested(what)
+    except ForgeError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _turn(session: Any, user_message_id: str | None = None) -> list:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, get_args
 from typing_extensions import TypedDict
 
 # the cell tools' messages, declared there and named in the unions below
-from .ops_cells import CellEdit, CellEdited, CellReviewed, EditCell, Review  # noqa: F401
+from .ops_cells import CellEdit, CellEdited, CellOutputs, CellReviewed, EditCell, Review  # noqa: F401
 from .ops_mentions import Complete, Completion, Completions, PanelImage  # noqa: F401
 
 if TYPE_CHECKING:  # resolved by _resolve() when a schema is built
@@ -283,7 +283,8 @@ class ReadCells(TypedDict):
     image_chars: NotRequired[int]
 
 
-PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell
+PanelMessage = (Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell
+                | CellOutputs)
 
 
 class PanelStop(TypedDict):

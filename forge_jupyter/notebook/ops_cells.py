@@ -1,8 +1,8 @@
-"""The side panel's messages for the cell tools (tools/notebook_edit.py), part of the protocol
-``ops.py`` declares (its unions name them): the kernel's ``edit-cell``, the page's
-``cell-edited`` answer and the person's ``cell-reviewed`` decision."""
+"""The side panel's messages for the cell tools (tools/notebook_edit.py, notebook_run.py), part
+of the protocol ``ops.py`` declares (its unions name them): the kernel's ``edit-cell``, the
+page's ``cell-edited`` answer, the person's ``cell-reviewed`` decision, and ``cell-outputs``."""
 
-from typing import Literal
+from typing import Any, Literal
 
 # typing_extensions' TypedDict: pydantic reads it on Python 3.11 (typing's only from 3.12).
 from typing_extensions import TypedDict
@@ -56,3 +56,14 @@ class CellReviewed(TypedDict):
     cell_id: str
     edit: CellEdit
     decision: Review
+
+
+class CellOutputs(TypedDict):
+    """The outputs of a cell notebook_run runs (cells/run.py), whole each time, while they come
+    and once more at its end (``running`` false): the page makes them the cell's own outputs
+    through its model (saved like any cell's) and shows the cell running meanwhile."""
+
+    kind: Literal["cell-outputs"]
+    cell_id: str
+    outputs: list[dict[str, Any]]  # nbformat outputs
+    running: bool

@@ -276,6 +276,11 @@ class PanelHub:
     def forget_edit(self, future: Future[Any]) -> None:
         self._edit_requests.forget(future)
 
+    def send_outputs(self, cell_id: str, outputs: list[dict[str, Any]], running: bool) -> None:
+        """A cell notebook_run runs: its outputs so far, to the pages (cells/run.py)."""
+        self._publish({"kind": "cell-outputs", "cell_id": cell_id, "outputs": outputs,
+                       "running": running})
+
     def _edited(self, command: proto.CellEditedReply) -> None:
         self._edit_requests.answer(command.request_id, command)
 

@@ -13,7 +13,7 @@ from ..bus import Bus
 from ..llm.images import ImageLimits
 from ..message import FilePart, Message, SessionInfo, TextPart, ToolPart, now
 from ..settings import BY_NAME
-from ..tools.base import Tool
+from ..tools.base import Prepared, Tool
 from ..tools.permission import Permissions
 from .allowance import Allowance
 from .host import Host
@@ -53,7 +53,7 @@ class RunContext:
     compaction_ratio: float = BY_NAME["compaction_ratio"].default  # of the usable window
     char_budget: int = BY_NAME["char_budget"].default  # for models litellm does not know
     # The permission gate, awaited before each tool call: None to run, else why it may not.
-    gate: Callable[[RunContext, Tool, ToolPart], Awaitable[str | None]] | None = None
+    gate: Callable[[RunContext, Tool, ToolPart, Prepared | None], Awaitable[str | None]] | None = None
     permissions: Permissions | None = None  # the turn's layered rules
     scrub: Callable[[str | None], str | None] = lambda text: text  # secrets out of outputs
     output_dir: str | None = None  # where full outputs of truncated tool results go

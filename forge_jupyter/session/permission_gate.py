@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..errors import ToolError
 from ..message import Event, ToolPart
-from ..tools.base import Tool
+from ..tools.base import Prepared, Tool
 from ..tools.permission import PathSubject, Permissions, Rule
 from .approval import ApprovalRequest, Approvals
 from .context import RunContext
@@ -28,7 +28,8 @@ class PermissionGate:
         self.approvals = approvals
         self.session = session
 
-    async def __call__(self, ctx: RunContext, tool: Tool, part: ToolPart) -> str | None:
+    async def __call__(self, ctx: RunContext, tool: Tool, part: ToolPart,
+                       prepared: Prepared | None = None) -> str | None:
         sid = ctx.session.id
         record = ctx.writer.record
         try:  # a file tool's path, normalized under the root; never matched raw
@@ -41,12 +42,18 @@ class PermissionGate:
         # apply_patch names several paths: each is checked, the strictest verdict holds
         subjects = subject if isinstance(subject, tuple) else (subject,)
         verdict, subject = self.permissions.strictest(tool.name, subjects)
-        if verdict.action == "allow":
+        # what the tool looked up (a cell's source): shown with the ask, kept on the call
+        shown = ctx.writer.scrubber.data(dict(prepared.show)) if prepared and prepared.show else {}
+        if shown:
+            part.metadata["shown"] = shown
+        forced = prepared.ask if prepared is not None and verdict.action == "allow" else None
+        if verdict.action == "allow" and forced is None:
             return None
         if verdict.action == "ask":  # the person approves the whole call: show every path
             subject = ", ".join(map(str, subjects))
-        facts = {"tool": tool.name, "subject": str(subject)[:500], "rule": str(verdict.rule),
-                 "layer": verdict.layer, "part_id": part.id}
+        rule = forced or str(verdict.rule)  # an ask the call itself needs says why instead
+        facts = {"tool": tool.name, "subject": str(subject)[:500], "rule": rule,
+                 "layer": "tool" if forced else verdict.layer, "part_id": part.id}
         if verdict.action == "deny":
             record(Event(session_id=sid, type="permission.denied", actor="forge", data=facts))
             decided(part, "deny", "rule", rule=str(verdict.rule))
@@ -55,8 +62,8 @@ class PermissionGate:
                     f"(rule {verdict.rule}, {verdict.layer} layer). Do not retry it; tell the "
                     "user what you wanted to do instead.")
         scrub = ctx.writer.scrubber  # the request is shown on the screen
-        request = ApprovalRequest(sid, part.id, tool.name, scrub.data(dict(part.input)),
-                                  scrub(str(subject)) or "", str(verdict.rule))
+        request = ApprovalRequest(sid, part.id, tool.name, {**scrub.data(dict(part.input)), **shown},
+                                  scrub(str(subject)) or "", rule)
         record(Event(session_id=sid, type="permission.asked", actor="agent",
                      data={**facts, "request_id": request.id}))
         if not self.approvals.can_answer:
@@ -65,7 +72,8 @@ class PermissionGate:
             record(Event(session_id=sid, type="permission.answered", actor="forge",
                          data={"request_id": request.id, "answer": "deny", "reason": reason}))
             decided(part, "deny", "forge", reason=reason)
-            return (f"Permission denied: {tool.name} needs a person's approval and {reason}. "
+            why = f" ({forced})" if forced else ""
+            return (f"Permission denied: {tool.name} needs a person's approval{why} and {reason}. "
                     "Tell the user what you wanted to do; they can allow it with a "
                     "permission rule or answer approvals in the notebook.")
         part.metadata["approval"] = request.id

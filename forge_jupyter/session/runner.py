@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SessionBusy
+from ..tools.nested import refuse_nested
 
 LEASE_TTL = 60.0  # seconds; renewed every third of it while a run is alive
 
@@ -137,6 +138,7 @@ _runs_lock = threading.Lock()
 
 
 def claim(store_key: int, session_id: str) -> Run:
+    refuse_nested()  # every prompt and compaction claims first: no turn from a tool's code
     with _runs_lock:
         current = _runs.get((store_key, session_id))
         if current is not None:

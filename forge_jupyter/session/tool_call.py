@@ -18,7 +18,7 @@ from ..bus import DisplayData, ToolOutput
 from ..errors import ToolError
 from ..message import ToolPart
 from ..scrub import StreamScrubber
-from ..tools.base import Tool, ToolContext
+from ..tools.base import Prepared, Tool, ToolContext
 from ..tools.threads import MAX_ABANDONED
 from ..tools.truncate import Truncated, truncate
 from .context import RunContext
@@ -33,8 +33,10 @@ def _fail(ctx: RunContext, part: ToolPart, message: str, **meta: Any) -> None:
     ctx.writer.update_part(part.fail(message, **meta))
 
 
-async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> Tool | None:
-    """The tool to run, or None when the call was refused (its error row written)."""
+async def _checked(ctx: RunContext, part: ToolPart,
+                   tools: dict[str, Tool]) -> tuple[Tool, Prepared | None] | None:
+    """The tool to run and what its ``prepare`` found, or None when the call was refused (its
+    error row written)."""
     tool = tools.get(part.tool)
     if tool is None:
         host = ctx.host
@@ -64,12 +66,21 @@ async def _checked(ctx: RunContext, part: ToolPart, tools: dict[str, Tool]) -> T
         _fail(ctx, part, f"Doom loop: {part.tool} was called {n} times in a row with the same "
                          "arguments; the run was stopped.", doom_loop=True)
         return None
+    prepared = None
+    if tool.prepare is not None:  # what the person must see to decide (tools/base.py)
+        try:
+            prepared = await tool.prepare(part.input, ToolContext(
+                session_id=ctx.session.id, message_id=part.message_id, call_id=part.call_id,
+                part_id=part.id, run=ctx, **(tool_fields(ctx.host) if ctx.host is not None else {})))
+        except ToolError as exc:
+            _fail(ctx, part, str(exc))
+            return None
     if ctx.gate is not None:
-        denied = await ctx.gate(ctx, tool, part)
+        denied = await ctx.gate(ctx, tool, part, prepared)
         if denied:
             _fail(ctx, part, denied, permission="denied")
             return None
-    return tool
+    return tool, prepared
 
 
 async def run_calls(ctx: RunContext, parts: list[ToolPart], tools: dict[str, Tool],
@@ -92,17 +103,17 @@ async def run_call(ctx: RunContext, part: ToolPart, tools: dict[str, Tool],
                    slots: asyncio.Semaphore | None = None) -> None:
     """Check, run and record one call; ``commit`` makes its ``running`` row durable;
     ``slots``: the round's bound on calls running at once."""
-    tool = await _checked(ctx, part, tools)
-    if tool is None:
+    checked = await _checked(ctx, part, tools)
+    if checked is None:
         return
     if slots is None:
-        await _run_checked(ctx, part, tool, commit)
+        await _run_checked(ctx, part, *checked, commit)
         return
     async with slots:
-        await _run_checked(ctx, part, tool, commit)
+        await _run_checked(ctx, part, *checked, commit)
 
 
-async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
+async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool, prepared: Prepared | None,
                        commit: Callable[[], Awaitable[None]]) -> None:
     ctx.writer.update_part(part.start())
     try:
@@ -126,7 +137,7 @@ async def _run_checked(ctx: RunContext, part: ToolPart, tool: Tool,
         session_id=ctx.session.id, message_id=part.message_id, call_id=part.call_id,
         part_id=part.id, root=ctx.session.directory,
         output_dir=ctx.output_dir, run=ctx, emit_output=emit, emit_display=display,
-        display_available=ctx.display_available,
+        display_available=ctx.display_available, prepared=prepared,
         **(tool_fields(ctx.host) if ctx.host is not None else {}),
     )
     timeout = tool.timeout or ctx.config.tool_timeout

@@ -74,6 +74,18 @@ class ToolResult:
     images: list[ShownImage] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What a tool looked up before its permission check (``Tool.prepare``): what the person
+    is shown beside the arguments when asked (a cell's current source), why this call asks even
+    where a rule allows it, and what it hands to its own run (``ToolContext.prepared``), so it
+    runs exactly what the person saw."""
+
+    show: dict[str, Any] = field(default_factory=dict)
+    ask: str | None = None
+    state: Any = None
+
+
 class PartWriter(Protocol):
     """The run's write entry (``session.writer.Writer`` is one), as a tool may use it."""
 
@@ -106,6 +118,7 @@ class Run(Protocol):
     def allowance(self) -> Allowance: ...
     # the tool table the run's next model request offers (tool_search.py loads tools into it)
     tools: dict[str, Tool]
+    aborted: bool  # Stop was pressed: work a call left running should stop too
     async def flush(self) -> None: ...
 
 
@@ -124,7 +137,7 @@ class ToolContext:
     questions: Questions | None = None  # who answers the question tool
     memory: LongTermMemory | None = None  # long-term memory while it is on
     notebook: NotebookReader | None = None  # the notebook the kernel runs (notebook_read)
-    editor: NotebookEditor | None = None  # changes its cells through the page (the cell tools)
+    editor: NotebookEditor | None = None  # changes and runs its cells through the page
     agents: AgentSet | None = None  # the agents a subagent (task) may run as
     # A new child session of the owner (``Forge.session``): what the task tool runs in.
     new_session: Callable[..., Any] | None = None
@@ -139,6 +152,7 @@ class ToolContext:
     # Set when the call ends early (its timeout, Stop): a tool thread polls it or registers
     # how to interrupt its work (tools/threads.py)
     stop: Stop = field(default_factory=Stop)
+    prepared: Prepared | None = None  # what the tool's ``prepare`` found, the person approved
 
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
@@ -178,6 +192,9 @@ class Tool:
     # An MCP server's tool: offered through tool_search when such tools are many
     # (tool_search.py), shortened under the lean profile (profiles.py).
     lazy: bool = False
+    # Looked up before the permission check (a cell's source from the page): what the approval
+    # shows, whether the call asks even where a rule allows it; a ToolError refuses the call.
+    prepare: Callable[[dict[str, Any], ToolContext], Awaitable[Prepared]] | None = None
     _validator: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -14,6 +14,7 @@ def builtin_tools() -> list[Tool]:
     from .list import list_tool
     from .notebook_edit import notebook_edit_tools
     from .notebook_read import notebook_read_tool
+    from .notebook_run import notebook_run_tool
     from .python import python_tool
     from .question import question_tool
     from .read import read_tool
@@ -25,4 +26,5 @@ def builtin_tools() -> list[Tool]:
 
     return [python_tool(), variables_tool(), sql_tool(), read_tool(), list_tool(), glob_tool(),
             grep_tool(), write_tool(), edit_tool(), apply_patch_tool(), history_tool(), task_tool(),
-            webfetch_tool(), question_tool(), notebook_read_tool(), *notebook_edit_tools()]
+            webfetch_tool(), question_tool(), notebook_read_tool(), *notebook_edit_tools(),
+            notebook_run_tool()]

@@ -9,18 +9,19 @@ extension is attached; elsewhere (nbclient, terminal IPython, VS Code) they are 
 a call that reaches one anyway answers that it needs the extension.
 
 What the model sends is untrusted: ids are checked for shape here and for existence by the page;
-a source is refused when it is huge, binary, or a code cell that would run forge again.
+a source is refused when it is huge or binary. A cell that calls forge is text like any other
+until it runs; run inside a turn (notebook_run), it is refused by the guard of tools/nested.py.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..errors import ToolError
 from ..message import Event
-from .base import Tool, ToolContext, ToolResult
+from .base import ShownImage, Tool, ToolContext, ToolResult
 
 FLAG = "cells"
 MAX_SOURCE = 100_000  # characters of one cell's source
@@ -30,10 +31,9 @@ NEEDS_PAGE = ("The cell tools need JupyterLab or Notebook 7 with forge-jupyter's
               "run it with the python tool instead.")
 ID_HINT = ("Cell ids are the `id` values notebook_read lists (call it with no arguments for the "
            "current ones); another notebook's ids do not work here.")
+ASK_TAG = "forge-ask-before-run"  # the cell tag: every notebook_run of the cell asks the person
 _CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # not tab, newline, form feed, return
-# A code cell that runs forge again from inside a turn: %%forge, %forge, or the magic by name.
-_FORGE = re.compile(r"^\s*%{1,2}forge\b|run_(?:cell|line)_magic\(\s*['\"]forge['\"]", re.M)
 
 Kind = Literal["insert", "edit", "delete", "move"]
 Place = Literal["before", "after", "start", "end"]
@@ -61,14 +61,38 @@ class CellEdited:
     change_id: str
 
 
+@dataclass(frozen=True)
+class CellToRun:
+    """One cell as the page holds it now, and what decides whether running it asks."""
+
+    cell_id: str
+    source: str
+    cell_type: str
+    marked: bool  # tagged ASK_TAG
+    agent_wrote: bool  # the agent wrote it in this session and nobody changed it since
+
+
+@dataclass(frozen=True)
+class CellRan:
+    """What a run showed, as the model reads it."""
+
+    text: str
+    images: list[ShownImage] = field(default_factory=list)
+    running: bool = False  # still running after the wait: its outputs keep landing in the cell
+    failed: bool = False  # it raised (its traceback is in ``text``)
+
+
 class NotebookEditor(Protocol):
-    """Applies a change to the open notebook (``notebook.cells.edit.CellEditor`` is one);
-    raises ToolError with what to do when it cannot."""
+    """Changes and runs the cells of the open notebook (``notebook.cells.edit.CellEditor`` is
+    one): applies a change, finds a cell to run, runs it (notebook_run.py); each raises
+    ToolError with what to do when it cannot."""
 
     async def apply(self, change: CellChange, session_id: str) -> CellEdited: ...
+    async def find(self, cell_id: str, session_id: str) -> CellToRun: ...
+    async def run(self, cell: CellToRun, ctx: ToolContext) -> CellRan: ...
 
 
-def _cell_id(args: dict[str, Any], key: str, required: bool = True) -> str:
+def cell_id_arg(args: dict[str, Any], key: str, required: bool = True) -> str:
     value = args.get(key)
     if value in (None, "") and not required:
         return ""
@@ -78,7 +102,7 @@ def _cell_id(args: dict[str, Any], key: str, required: bool = True) -> str:
     return value.strip()
 
 
-def _source(args: dict[str, Any], cell_type: str) -> str:
+def _source(args: dict[str, Any]) -> str:
     source = args.get("source")
     if not isinstance(source, str):
         raise ToolError("source must be the cell's whole new text, as a string.")
@@ -89,14 +113,11 @@ def _source(args: dict[str, Any], cell_type: str) -> str:
     if _CONTROL.search(source):
         raise ToolError("That source holds binary control characters (a NUL byte or the like); "
                         "a cell holds text. Write binary data to a file instead.")
-    if cell_type == "code" and _FORGE.search(source):
-        raise ToolError("A code cell may not call forge (%%forge, %forge): running it would start "
-                        "another turn from inside this one. Write the cell without the magic.")
     return source
 
 
 def _place(args: dict[str, Any]) -> tuple[str, Place]:
-    after, before = _cell_id(args, "after_id", False), _cell_id(args, "before_id", False)
+    after, before = cell_id_arg(args, "after_id", False), cell_id_arg(args, "before_id", False)
     if after and before:
         raise ToolError("Give after_id or before_id, not both.")
     if after or before:
@@ -114,11 +135,10 @@ def change_of(kind: Kind, args: dict[str, Any]) -> CellChange:
         if cell_type not in ("code", "markdown"):
             raise ToolError("cell_type is 'code' or 'markdown'.")
         anchor, place = _place(args)
-        return CellChange("insert", "", anchor, place, cell_type, _source(args, cell_type))
-    cell_id = _cell_id(args, "cell_id")
+        return CellChange("insert", "", anchor, place, cell_type, _source(args))
+    cell_id = cell_id_arg(args, "cell_id")
     if kind == "edit":
-        # a markdown cell's %%forge is text, but the page knows the type: check as code
-        return CellChange("edit", cell_id, source=_source(args, "code"))
+        return CellChange("edit", cell_id, source=_source(args))
     if kind == "delete":
         return CellChange("delete", cell_id)
     anchor, place = _place(args)

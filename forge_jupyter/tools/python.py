@@ -13,7 +13,9 @@ Stopping the run raises KeyboardInterrupt inside the running code.
 from __future__ import annotations
 
 import ast
+import asyncio
 import ctypes
+import inspect
 import io
 import itertools
 import linecache
@@ -26,7 +28,8 @@ from typing import Any
 from ..errors import ToolError
 from . import python_displays as displays
 from .base import ShownImage, Tool, ToolContext, ToolResult, title_line
-from .threads import run_in_tool_thread
+from .nested import running_code
+from .threads import Stop, run_in_tool_thread
 from .truncate import BoundedOutput
 
 _cells = itertools.count(1)
@@ -75,12 +78,19 @@ def _compile(code: str) -> tuple[Any, Any, str]:
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    body = compile(tree, filename, "exec")
-    tail = compile(last, filename, "eval") if last is not None else None
+    # top-level await runs as in a cell (the code's own loop, in its thread)
+    body = compile(tree, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    tail = (compile(last, filename, "eval", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            if last is not None else None)
     return body, tail, filename
 
 
-def _user_traceback(exc: BaseException) -> str:
+def _evaluate(code: Any, namespace: dict[str, Any]) -> Any:
+    result = eval(code, namespace)
+    return asyncio.run(result) if inspect.iscoroutine(result) else result
+
+
+def user_traceback(exc: BaseException) -> str:
     """The traceback without this module's own frames."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
@@ -89,17 +99,18 @@ def _user_traceback(exc: BaseException) -> str:
 
 
 def _run_in_thread(code: str, namespace: dict[str, Any], sink: Callable[[str, str], None],
-                   shown: displays.Shown, started: threading.Event, box: dict[str, Any]) -> None:
+                   shown: displays.Shown, started: threading.Event, box: dict[str, Any],
+                   tool: str) -> None:
     box["thread"] = threading.get_ident()
     _sinks[box["thread"]] = sink
     started.set()
     try:
-        with displays.capturing(shown):
+        with displays.capturing(shown), running_code(tool):
             before = displays.open_figures()
             try:
                 body, tail, _ = _compile(code)
-                exec(body, namespace)
-                box["value"] = eval(tail, namespace) if tail is not None else None
+                _evaluate(body, namespace)
+                box["value"] = _evaluate(tail, namespace) if tail is not None else None
             except BaseException as exc:  # the code's own failure, KeyboardInterrupt from stop
                 box["error"] = exc
             try:  # figures left open are shown even when the code failed, as in a cell
@@ -113,28 +124,21 @@ def _run_in_thread(code: str, namespace: dict[str, Any], sink: Callable[[str, st
         _sinks.pop(box["thread"], None)
 
 
-async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    code = args["code"]
-    namespace = ctx.namespace
-    out = BoundedOutput(ctx.output_dir, f"{ctx.part_id}-stdout")
-    lock = threading.Lock()
-
-    def sink(stream: str, text: str) -> None:
-        with lock:
-            out.write(text)
-        if ctx.emit_output is not None:
-            ctx.emit_output(stream, text)
-
+async def execute(code: str, namespace: dict[str, Any], sink: Callable[[str, str], None],
+                  shown: displays.Shown, stop: Stop, tool: str = "python") -> dict[str, Any]:
+    """Run ``code`` in ``namespace`` in a tool thread of its own: what it prints to ``sink``
+    (stream, text), what it displays to ``shown``; ``stop`` raises KeyboardInterrupt in it.
+    Returns what happened: ``value`` (its last expression's), ``value_shown`` (taken as a
+    display), ``error`` (what it raised)."""
     _install_router()
     displays.install()
-    shown = displays.Shown(ctx.emit_display, ctx.display_available)
     started = threading.Event()
     box: dict[str, Any] = {}
     box_lock = threading.Lock()  # an interrupt lands in the code, never after it ended
 
     def target() -> None:
         try:
-            _run_in_thread(code, namespace, sink, shown, started, box)
+            _run_in_thread(code, namespace, sink, shown, started, box, tool)
         finally:
             with box_lock:
                 box["finished"] = True
@@ -149,9 +153,25 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(box["thread"]),
                                                            ctypes.py_object(KeyboardInterrupt))
 
-    ctx.stop.on_stop(interrupt)
+    stop.on_stop(interrupt)
     # a tool thread (tools/threads.py): stopped, it is given 5 s to unwind before it is left
-    await run_in_tool_thread(target, name="python", stop=ctx.stop, grace=5.0)
+    await run_in_tool_thread(target, name=tool, stop=stop, grace=5.0)
+    return box
+
+
+async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    code = args["code"]
+    out = BoundedOutput(ctx.output_dir, f"{ctx.part_id}-stdout")
+    lock = threading.Lock()
+
+    def sink(stream: str, text: str) -> None:
+        with lock:
+            out.write(text)
+        if ctx.emit_output is not None:
+            ctx.emit_output(stream, text)
+
+    shown = displays.Shown(ctx.emit_display, ctx.display_available)
+    box = await execute(code, ctx.namespace, sink, shown, ctx.stop)
 
     captured = out.result()
     printed = captured.text
@@ -162,7 +182,7 @@ async def run_python(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if isinstance(exc, KeyboardInterrupt):
             pieces.append("KeyboardInterrupt: the code was interrupted")
         else:
-            pieces.append(_user_traceback(exc).rstrip())
+            pieces.append(user_traceback(exc).rstrip())
         pieces[-1:-1] = told  # what it showed before it failed, then why it failed
         raise ToolError("\n".join(pieces))
     value = box.get("value")

@@ -123,7 +123,7 @@ class Shown:
         return lines
 
     def _item(self, data: dict[str, Any]) -> Item:
-        bundle = {m: _text(m, data[m]) for m in KEPT_MIMES if data.get(m) is not None}
+        bundle = {m: bundle_value(m, data[m]) for m in KEPT_MIMES if data.get(m) is not None}
         mime = next((m for m in IMAGE_MIMES if m in bundle), None)
         if mime is None:
             text = bundle.get("text/plain", "")
@@ -266,7 +266,7 @@ def _image(obj: Any) -> tuple[str, bytes] | None:
     return None
 
 
-def _text(mime: str, value: Any) -> str:
+def bundle_value(mime: str, value: Any) -> str:
     """A bundle's value as the ops carry it: binary images base64 (as Jupyter's wire does)."""
     if isinstance(value, bytes):
         if mime in ("image/svg+xml", "text/plain"):

@@ -79,6 +79,14 @@ export interface CellEdited {
   staged: boolean;
 }
 
+/** The outputs of a cell notebook_run runs (cells/run.py), whole each time, while they come and once more at its end (`running` false): the page makes them the cell's own outputs through its model (saved like any cell's) and shows the cell running meanwhile. */
+export interface CellOutputs {
+  kind: "cell-outputs";
+  cell_id: string;
+  outputs: (Record<string, unknown>)[];
+  running: boolean;
+}
+
 /** The person decided a staged change (or edited the cell, which accepts it with their edits): the kernel records it in the session as a `cell.reviewed` event. */
 export interface CellReviewed {
   type: "cell-reviewed";
@@ -278,7 +286,7 @@ export interface PanelImage {
   data: string;
 }
 
-export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell;
+export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell | CellOutputs;
 
 export interface PanelNotice {
   kind: "notice";

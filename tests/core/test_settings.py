@@ -64,6 +64,7 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "replay": ("strict", "strict", "strict", "c.replay"),
     "notebook_context": (False, "0", False, "c.notebook_context"),
     "cell_auto_accept": (True, "true", True, "c.cell_auto_accept"),
+    "cell_run_wait": (5.0, "5", 5.0, "f.editor.runner.wait() if f.editor else c.cell_run_wait"),
 }
 
 

@@ -1,5 +1,6 @@
 """The cell tools' ``NotebookEditor`` (tools/notebook_edit.py): a change goes to the page over
-the side panel's comm (``edit-cell`` → ``cell-edited``, notebook/ops.py), with a bounded wait.
+the side panel's comm (``edit-cell`` → ``cell-edited``, notebook/ops.py), with a bounded wait;
+a cell to run is found and run by ``run.py`` (notebook_run), which knows the cells written here.
 
 The page applies it through JupyterLab's notebook model and stages it for review
 (labextension/src/cells/); the person's decisions come back as ``cell-reviewed`` and are
@@ -12,16 +13,32 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
+from typing import Any
 
 from ...errors import ToolError
-from ...tools.notebook_edit import ID_HINT, NEEDS_PAGE, CellChange, CellEdited
+from ...tools.base import ToolContext
+from ...tools.notebook_edit import ID_HINT, NEEDS_PAGE, CellChange, CellEdited, CellRan, CellToRun
 
 EDIT_WAIT = 10.0  # seconds the page has to apply one change
 
 
 class CellEditor:
-    def __init__(self, auto_accept: Callable[[], bool]) -> None:
+    def __init__(self, auto_accept: Callable[[], bool], shell: Any,
+                 run_wait: Callable[[], float]) -> None:
+        from .run import CellRunner
+
         self.auto_accept = auto_accept
+        # cell id → (session, source) of the cells the agent inserted (and its edits of them):
+        # notebook_run runs one unchanged since like a python call (cells/run.py); any other
+        # cell, an existing one the agent edited included, asks the person
+        self.written: dict[str, tuple[str, str]] = {}
+        self.runner = CellRunner(shell, self.written, run_wait)
+
+    async def find(self, cell_id: str, session_id: str) -> CellToRun:
+        return await self.runner.find(cell_id, session_id)
+
+    async def run(self, cell: CellToRun, ctx: ToolContext) -> CellRan:
+        return await self.runner.run(cell, ctx)
 
     async def apply(self, change: CellChange, session_id: str) -> CellEdited:
         from ..panel import HUB, proto
@@ -49,4 +66,8 @@ class CellEditor:
             hint = f" {ID_HINT}" if "no cell" in reply.error else ""
             raise ToolError(f"The notebook did not take that change: {reply.error or 'no reason given'}."
                             f"{hint}")
+        if change.kind == "insert" or (change.kind == "edit" and reply.cell_id in self.written):
+            self.written[reply.cell_id] = (session_id, change.source)
+        elif change.kind == "delete":
+            self.written.pop(change.cell_id, None)
         return CellEdited(reply.cell_id, reply.index, reply.staged, change_id)

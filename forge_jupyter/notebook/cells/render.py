@@ -11,6 +11,7 @@ from ...errors import ToolError
 from .budget import CALL_CHARS, CELL_CHARS, LIST_CELLS, SEARCH_HITS, cut
 from .document import Cell, NotebookDoc
 from .outputs import Scrub, clean, joined, summarize
+from .run import run_label
 
 SEARCH_WINDOW = 100_000  # characters of an output a search looks at
 
@@ -52,7 +53,7 @@ def _label(cell: Cell) -> str:
     elif run is not None:
         bits.append("running now")
     elif cell.type == "code" and cell.execution_count is None:
-        bits.append("not run")
+        bits.append(run_label(cell.id) or "not run")
     elif cell.type == "code" and not cell.ran_here:
         bits.append("not run in this kernel (saved output)")
     return " · ".join(bits + cell.notes)

@@ -8,6 +8,7 @@ import type { Cell, ICodeCellModel } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
+import { addAskBeforeRun } from '../cells/run';
 import { forgeIcon } from '../panel/icon';
 import type { ForgePanel } from '../panel/panel';
 import { askText, fixText } from './prompts';
@@ -142,6 +143,7 @@ export function addCellActions(app: JupyterFrontEnd, tracker: INotebookTracker, 
   app.contextMenu.addItem({ type: 'separator', selector: CELL_MENU, rank: 13 });
   app.contextMenu.addItem({ command: FIX_COMMAND, args: { menu: true }, selector: CELL_MENU, rank: 13.1 });
   app.contextMenu.addItem({ command: ASK_COMMAND, args: { menu: true }, selector: CELL_MENU, rank: 13.2 });
+  addAskBeforeRun(app, tracker, CELL_MENU, 13.3);
   if (palette) {
     palette.addItem({ command: FIX_COMMAND, category: CATEGORY });
     palette.addItem({ command: ASK_COMMAND, category: CATEGORY });

@@ -14,6 +14,7 @@ import { HistoryView } from './history';
 import { forgeIcon } from './icon';
 import { KernelLink, LinkState } from './kernelLink';
 import { applyEdit } from '../cells/apply';
+import { applyOutputs } from '../cells/run';
 import { CellReview, ReviewStrip } from '../cells/review';
 import { answerReadCells } from './liveCells';
 import { completeMention } from './mentionAsk';
@@ -166,6 +167,8 @@ export class ForgePanel extends Widget {
         if (msg.kind === 'edit-cell') {
           link.send(applyEdit(nb, msg));
           e.review.schedule();
+        } else if (msg.kind === 'cell-outputs') {
+          applyOutputs(nb, msg); // notebook_run: the cell's outputs, as they come
         }
       });
       entry.turns.changed.connect(() => e === this.current && this.prompt.setRunning(e.turns.running));

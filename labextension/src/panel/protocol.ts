@@ -80,6 +80,12 @@ export function parse(data: unknown): KernelMessage | null {
         source: str(d.source), auto_accept: d.auto_accept === true
       };
     }
+    case 'cell-outputs':
+      return {
+        kind: 'cell-outputs', cell_id: str(d.cell_id), running: d.running === true,
+        // nbformat outputs from the kernel: JupyterLab's output model validates each one
+        outputs: Array.isArray(d.outputs) ? d.outputs.filter(o => o && typeof o === 'object' && !Array.isArray(o)) : []
+      };
     default:
       return null;
   }

@@ -33,6 +33,7 @@ const CODE_ARGUMENTS: Record<string, Record<string, CodeLanguage | "path">> = {
   write: { content: "path" },
   edit: { old_string: "path", new_string: "path" },
   apply_patch: { input: { language: "diff" } },
+  notebook_run: { source: { language: "python" } }, // the cell's source, shown with its ask
 };
 
 /** The language of `tool`'s argument `key`, or null where it is not code we know. */

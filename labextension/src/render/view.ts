@@ -510,7 +510,10 @@ export class TurnView {
   // once decided they fold as before: another key, so a fold saved before the ask does not
   // close them.
   argsEl(p: ToolPart, asked: boolean): HTMLElement | null {
-    const rows = argRows(p.tool, p.input || {}, p.id);
+    // with what the tool looked up for the person to judge (notebook_run: the cell's source)
+    const shown = p.metadata && typeof p.metadata.shown === "object" && !Array.isArray(p.metadata.shown)
+      ? p.metadata.shown as Record<string, unknown> : {};
+    const rows = argRows(p.tool, { ...(p.input || {}), ...shown }, p.id);
     if (p.raw_input) rows.unshift(h("pre", {}, p.raw_input));
     if (!rows.length) return null;
     return h("details", {
