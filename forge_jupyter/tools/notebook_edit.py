@@ -15,12 +15,13 @@ a source is refused when it is huge, binary, or a code cell that would run forge
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..errors import ToolError
 from ..message import Event
 from .base import Tool, ToolContext, ToolResult
+from .checkpoint import cell_changed
 
 FLAG = "cells"
 MAX_SOURCE = 100_000  # characters of one cell's source
@@ -59,6 +60,8 @@ class CellEdited:
     index: int
     staged: bool
     change_id: str
+    # what was there before (the page's word): source, index, previous (cell id), cell (JSON)
+    before: dict[str, Any] = field(default_factory=dict)
 
 
 class NotebookEditor(Protocol):
@@ -136,6 +139,7 @@ def _runner(kind: Kind):
         if ctx.editor is None:
             raise ToolError(NEEDS_PAGE)
         done = await ctx.editor.apply(change, ctx.session_id)
+        cell_changed(ctx, change, done)  # the checkpoint "Revert to here" restores from
         what = f"cell {done.cell_id}" + (f" (now #{done.index})" if done.index >= 0 else "")
         if done.staged:
             tail = ("It is staged for the person's review: they accept or reject it in the "

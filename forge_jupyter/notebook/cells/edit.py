@@ -49,4 +49,4 @@ class CellEditor:
             hint = f" {ID_HINT}" if "no cell" in reply.error else ""
             raise ToolError(f"The notebook did not take that change: {reply.error or 'no reason given'}."
                             f"{hint}")
-        return CellEdited(reply.cell_id, reply.index, reply.staged, change_id)
+        return CellEdited(reply.cell_id, reply.index, reply.staged, change_id, reply.before)
