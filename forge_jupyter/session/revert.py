@@ -65,7 +65,9 @@ class Report:
             out += [f"not restored: {x}" for x in self.left]
         if self.session_id:
             out.append(f"The notebook now continues in session {short(self.session_id)}, a fork "
-                       "before that turn; the earlier session is kept (%forge sessions).")
+                       "before that turn; the earlier session is kept (%forge sessions). The "
+                       "%%forge cells of the turns taken back stay in the notebook: run again, "
+                       "they ask the model anew.")
         out.append(NEVER)
         return out
 
@@ -214,7 +216,7 @@ def fork_before(session: Any, turn: Turn) -> Any:
 def record(session: Any, report: Report, by: str) -> None:
     """The revert as an event row of the session it took back (who, when, what)."""
     forge = session.forge
-    forge.projection.put_event(Event(
+    forge.services.projection.put_event(Event(
         session_id=session.id, type="revert", actor=by,
         data={"message_id": report.turn.message_id, "turn": report.turn.number,
               "mode": report.mode, "restored": report.restored, "left": report.left,
