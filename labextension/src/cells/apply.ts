@@ -7,7 +7,8 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { CellBefore, CellEdited, EditCell } from '../protocol.generated';
 import { deletedOf, IMark, KEY, markOf, setDeleted } from './marks';
 
-function indexOf(nb: NotebookPanel, id: string): number {
+/** Where the cell with `id` is in `nb` (-1: nowhere). */
+export function indexOf(nb: NotebookPanel, id: string): number {
   const cells = nb.content.model!.cells;
   for (let i = 0; i < cells.length; i++) {
     if (cells.get(i).id === id) {

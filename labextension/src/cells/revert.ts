@@ -7,17 +7,8 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
 import type { CellsReverted, RevertCells, RevertOutcome, RevertStep } from '../protocol.generated';
+import { indexOf } from './apply';
 import { deletedOf, KEY, markOf, setDeleted } from './marks';
-
-function indexOf(nb: NotebookPanel, id: string): number {
-  const cells = nb.content.model!.cells;
-  for (let i = 0; i < cells.length; i++) {
-    if (cells.get(i).id === id) {
-      return i;
-    }
-  }
-  return -1;
-}
 
 /** The review mark of cell `i` without the changes taken back (gone when none is left). */
 function unmark(nb: NotebookPanel, i: number, taken: Set<string>): void {
