@@ -10,23 +10,10 @@ import { Widget } from '@lumino/widgets';
 
 import type { ForgePanel } from '../panel/panel';
 import { h } from '../render/dom.js';
-import { RevertTarget, revertButton, setTurnReverter } from '../render/revert.js';
+import { RevertTarget, revertButton, revertLine, setTurnReverter } from '../render/revert.js';
 
-const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,100}$/;
-const CELL_ID = /^[A-Za-z0-9_-]{1,100}$/;
 const CHOICES: [string, 'code' | 'conversation' | 'both'][] = [
   ['Code', 'code'], ['Conversation', 'conversation'], ['Code and conversation', 'both']];
-
-/** The `%forge revert` line for `target`, or null for ids the page does not send. */
-export function revertLine(target: RevertTarget, mode: string): string | null {
-  if (target.message_id && MESSAGE_ID.test(target.message_id)) {
-    return `%forge revert ${target.message_id} --${mode}`;
-  }
-  if (target.cell_id && CELL_ID.test(target.cell_id)) {
-    return `%forge revert --cell ${target.cell_id} --${mode}`;
-  }
-  return null;
-}
 
 function explain(): HTMLElement {
   return h('div', { class: 'forge-revert-ask' },

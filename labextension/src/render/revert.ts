@@ -38,3 +38,18 @@ export function revertButton(target: () => RevertTarget | null): HTMLButtonEleme
   };
   return button;
 }
+
+const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,100}$/;
+const CELL_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** The `%forge revert` line for `target` (ids from a page anyone could have written: only
+ * their shapes pass), or null. */
+export function revertLine(target: RevertTarget, mode: "code" | "conversation" | "both"): string | null {
+  if (target.message_id && MESSAGE_ID.test(target.message_id)) {
+    return `%forge revert ${target.message_id} --${mode}`;
+  }
+  if (target.cell_id && CELL_ID.test(target.cell_id)) {
+    return `%forge revert --cell ${target.cell_id} --${mode}`;
+  }
+  return null;
+}
