@@ -258,6 +258,10 @@ def test_revert_to_here_takes_back_cells_and_files_through_the_page_and_forks(ke
                                        "outcome": "changed" if s["edit"] == "insert" else "restored"}
                                       for s in data["steps"]]}, wait=False)
 
+    listed = kernel.run("%forge revert")  # the turns, numbered, with what each changed
+    assert listed.status == "ok", listed.text
+    [row] = [line for line in listed.text.splitlines() if "Change things." in line]
+    assert row.split()[0] == "1" and row.split()[-2:] == ["1", "2"]  # 1 file, 2 cells
     r = kernel.run("%forge revert -1 --both", on_comm=take_back)
     assert r.status == "ok", r.text
     [sent] = asked

@@ -86,3 +86,25 @@ def test_what_was_never_kept_is_named_and_left(make_forge, server, tmp_path, mon
     assert report.left == ["big.txt: its earlier content was not kept: too big to keep "
                            "(100 bytes; a checkpoint keeps 64)"]
     assert core.find_turn(session.messages(), "1").number == 1
+
+
+def test_an_apply_patch_delete_and_move_are_put_back(make_forge, server, tmp_path):
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "gone.txt").write_text("keep me\n")
+    (root / "old.txt").write_text("moving\n")
+    forge = make_forge(builtin_tools=True, root=str(root), model="openai/gpt-5",
+                       permissions=["apply_patch:*=allow"])
+    session = forge.session("s")
+    patch = ("*** Begin Patch\n*** Delete File: gone.txt\n*** Update File: old.txt\n"
+             "*** Move to: new.txt\n@@\n-moving\n+moved\n*** End Patch")
+    _turn(server, ("apply_patch", {"input": patch}))
+    session.prompt("tidy")
+    assert not (root / "gone.txt").exists() and (root / "new.txt").read_text() == "moved\n"
+
+    report = _revert(session, "1", mode="code")
+
+    assert (root / "gone.txt").read_text() == "keep me\n"
+    assert (root / "old.txt").read_text() == "moving\n" and not (root / "new.txt").exists()
+    assert sorted(report.restored) == ["gone.txt", "new.txt (deleted: the agent created it)",
+                                       "old.txt"]
