@@ -152,7 +152,8 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     assert not page.forge_errors
 
 
-def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks(page, lab, script):
+def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks(page, lab, script,
+                                                                               screenshots):
     # Item 5: after the review was accepted, the record's "Revert to here" takes back the turn's
     # cell changes (through the page, like Reject) and its file, and the notebook continues in a
     # fork from before the turn.
@@ -170,7 +171,13 @@ def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks
     assert panel.turn().locator("[data-testid=revert-turn]").is_visible()  # on the panel's turn too
 
     nb.cell(4).locator(".forge-record [data-testid=revert-turn]").click()
-    page.locator(".jp-Dialog button", has_text="Code and conversation").click()
+    choice = page.locator(".jp-Dialog button", has_text="Code and conversation")
+    choice.wait_for()
+    for theme in in_both_themes(page):  # the pictures of docs/notebook-workspace.md
+        path = screenshots / f"revert-ask-{theme}.png"
+        page.screenshot(path=str(path))
+        assert 0 < path.stat().st_size < 600_000
+    choice.click()
     result = page.locator("[data-testid=revert-result]")
     result.wait_for(timeout=60_000)
     said = result.inner_text()
