@@ -11,7 +11,8 @@ _LINE = re.compile(r"^%forge\s+revert\b(.*)$")
 
 
 def transform_revert_lines(lines: list[str]) -> list[str]:
-    if not any(line.startswith("%forge") for line in lines):
+    if (not any(line.startswith("%forge") for line in lines)
+            or (lines and lines[0].startswith("%%"))):  # a cell magic's body is its own
         return lines
     from IPython import get_ipython
 
