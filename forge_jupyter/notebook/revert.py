@@ -123,6 +123,8 @@ async def take_back(controller: Any, which: str | None, cell_id: str | None, mod
         fork = await asyncio.to_thread(core.fork_before, session, turn)
         controller.use(fork)
         report.session_id = fork.id
+    else:  # the conversation keeps those turns: the model is told, with the next prompt
+        controller.revert_note = core.note_for_model(report)
     await asyncio.to_thread(core.record, session, report, by)
     return report
 

@@ -77,6 +77,17 @@ def first_line(text: str) -> str:
     return f"“{line[:57]}…”" if len(line) > 60 else f"“{line}”"
 
 
+def note_for_model(report: Report) -> str:
+    """What the model is told after a code-only revert: its turns are still in the
+    conversation, but what they changed is not in the files and cells any more."""
+    lines = [f"Note: the person reverted the code of turn {report.turn.number} and the later "
+             "ones: the files and cells those turns changed are back as they were before them "
+             "(the conversation is kept). Read them again before relying on them."]
+    lines += [f"restored: {x}" for x in report.restored]
+    lines += [f"not restored: {x}" for x in report.left]
+    return "\n".join(lines)
+
+
 def turns(messages: list[Message]) -> list[Turn]:
     """The person's prompts of a timeline (a compaction's request is none)."""
     out: list[Turn] = []

@@ -283,3 +283,12 @@ def test_revert_to_here_takes_back_cells_and_files_through_the_page_and_forks(ke
     assert empty.status == "error" and "no turns to revert to yet" in empty.text
     bad = kernel.run("%forge revert 1 --code --both")
     assert bad.status == "error" and "not allowed with argument" in bad.text
+    # code only: the turns stay in the conversation, so the next prompt tells the model
+    server.add(Turn([tool_call("write", {"path": "notes.txt", "content": "again\n"})]),
+               Turn.text("Wrote."), Turn.text("Noted."))
+    assert kernel.run("%%forge\nWrite again.", on_comm=page).status == "ok"
+    assert kernel.run("%forge revert -1 --code").status == "ok"
+    assert (kernel.log_path.parent / "notes.txt").read_text() == "mine\n"
+    assert kernel.run("%%forge\nGo on.").status == "ok"
+    told = json.dumps(server.requests[-1].messages[-1])
+    assert "the person reverted the code of turn 1" in told and "restored: notes.txt" in told
