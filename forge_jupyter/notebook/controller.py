@@ -21,6 +21,8 @@ _STORE_KEYS = tuple(s.name for s in FORGE_SETTINGS if s.rebuilds)
 
 
 class NotebookForge:
+    revert_note: str | None = None  # said once, with the next prompt
+
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.config = ForgeConfig(parent=shell)
@@ -162,7 +164,9 @@ class NotebookForge:
         count = running.execution_count if running is not None else origin.get("execution_count")
         if isinstance(count, int):
             self.run_log.last_turn_count = count
-        return note
+        # a code-only revert (notebook/revert.py): the model's turns stay, their changes did not
+        reverted, self.revert_note = self.revert_note, None
+        return "\n\n".join(n for n in (note, reverted) if n) or None
 
     async def attachments(self, session: Any, mentions: Any) -> list[str]:
         """What ``mentions`` point at, as the prompt's attachments (mentions/resolve.py);

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import terminal_input
+from . import revert_line, terminal_input
 from .controller import NotebookForge
 
 _controller: NotebookForge | None = None
@@ -27,8 +27,10 @@ def load(ipython: Any) -> None:
     magics = ForgeMagics(ipython, _controller)
     ipython.register_magics(magics)
     ipython._forge_magics = magics
-    if transform_forge_cells not in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.append(transform_forge_cells)
+    ipython._forge_revert = revert_line.awaiter(_controller)
+    for transform in (transform_forge_cells, revert_line.transform_revert_lines):
+        if transform not in ipython.input_transformers_cleanup:
+            ipython.input_transformers_cleanup.append(transform)
     if _controller.config not in ipython.configurables:
         ipython.configurables.append(_controller.config)
     kernel = getattr(ipython, "kernel", None)
@@ -48,8 +50,9 @@ def unload(ipython: Any) -> None:
 
     HUB.uninstall()
     terminal_input.uninstall(ipython)
-    if transform_forge_cells in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.remove(transform_forge_cells)
+    for transform in (transform_forge_cells, revert_line.transform_revert_lines):
+        if transform in ipython.input_transformers_cleanup:
+            ipython.input_transformers_cleanup.remove(transform)
     if _controller is not None:
         if _controller.config in ipython.configurables:
             ipython.configurables.remove(_controller.config)

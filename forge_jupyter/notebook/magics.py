@@ -33,6 +33,7 @@ LINE_HELP = """\
 %forge use NAME|ID            make a session this notebook's current one
 %forge new [NAME]             start a new session (and make it current)
 %forge fork [MESSAGE_ID]      fork the current session at a finished message (default: its last)
+%forge revert [TURN] [--code|--conversation|--both]   take back a turn and the later ones
 %forge compact                compact the current session now
 %forge history [--all]        the current session's messages (--all: with superseded ones)
 %forge cost [--by day|session|model|agent|cell|replayed]   token and cost totals
@@ -294,6 +295,11 @@ class ForgeMagics(Magics):
         print(f"Forked{title} into session {short(forked.id)} (from "
               f"{short(forked.info.forked_from_session or '')} at "
               f"{short(forked.info.forked_from_message or '')}); it is now current.")
+
+    def _cmd_revert(self, args: list[str], rest: str) -> Any:
+        from .revert import revert_sync  # a line of its own is awaited instead (revert.py)
+
+        return revert_sync(self.controller, rest)
 
     def _cmd_compact(self, args: list[str], rest: str) -> Any:
         session = self.controller.current()

@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, get_args
 from typing_extensions import TypedDict
 
 # the cell tools' messages, declared there and named in the unions below
-from .ops_cells import CellEdit, CellEdited, CellOutputs, CellReviewed, EditCell, Review  # noqa: F401
+from .ops_cells import (  # noqa: F401
+    CellEdit,
+    CellEdited,
+    CellOutputs,
+    CellReviewed,
+    CellsReverted,
+    EditCell,
+    RevertCells,
+    Review,
+)
 from .ops_mentions import Complete, Completion, Completions, PanelImage  # noqa: F401
 
 if TYPE_CHECKING:  # resolved by _resolve() when a schema is built
@@ -284,7 +293,7 @@ class ReadCells(TypedDict):
 
 
 PanelMessage = (Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell
-                | CellOutputs)
+                | CellOutputs | RevertCells)
 
 
 class PanelStop(TypedDict):
@@ -304,7 +313,7 @@ class Cells(TypedDict):
 
 
 PanelCommand = (Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage | CellEdited
-                | CellReviewed)
+                | CellReviewed | CellsReverted)
 
 # The unions the schema and the TypeScript name (with model.Part); adapter() validates each.
 ROOTS: dict[str, Any] = {"Op": Op, "WidgetMessage": WidgetMessage, "ViewMessage": ViewMessage,

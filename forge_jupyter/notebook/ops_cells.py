@@ -1,8 +1,10 @@
 """The side panel's messages for the cell tools (tools/notebook_edit.py, notebook_run.py), part
 of the protocol ``ops.py`` declares (its unions name them): the kernel's ``edit-cell``, the
-page's ``cell-edited`` answer, the person's ``cell-reviewed`` decision, and ``cell-outputs``."""
+page's ``cell-edited`` answer, the person's ``cell-reviewed`` decision, and ``cell-outputs``;
+and for "Revert to here" (session/revert.py, notebook/revert.py) the kernel's ``revert-cells``
+and the page's ``cells-reverted``."""
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 # typing_extensions' TypedDict: pydantic reads it on Python 3.11 (typing's only from 3.12).
 from typing_extensions import TypedDict
@@ -33,6 +35,17 @@ class EditCell(TypedDict):
     auto_accept: bool
 
 
+class CellBefore(TypedDict):
+    """What was there before a change (its checkpoint, tools/checkpoint.py): the previous
+    source (edit), the position (move, delete), the cell before it and the whole deleted cell
+    as nbformat JSON (delete)."""
+
+    source: NotRequired[str]
+    index: NotRequired[int]
+    previous: NotRequired[str]
+    cell: NotRequired[dict[str, Any]]
+
+
 class CellEdited(TypedDict):
     """The page's answer to ``edit-cell``: done (the cell's id and position after it, whether it
     waits for review) or not, and why (``error``, for the model to read)."""
@@ -44,6 +57,7 @@ class CellEdited(TypedDict):
     cell_id: str
     index: int
     staged: bool
+    before: NotRequired[CellBefore]
 
 
 class CellReviewed(TypedDict):
@@ -67,3 +81,46 @@ class CellOutputs(TypedDict):
     cell_id: str
     outputs: list[dict[str, Any]]  # nbformat outputs
     running: bool
+
+
+CellOutcome = Literal["restored", "already", "changed", "missing"]
+
+
+class RevertStep(TypedDict):
+    """One cell change to take back, newest first: ``after`` is what the agent left (the page
+    leaves a cell that holds anything else), the rest its checkpoint."""
+
+    change_id: str
+    edit: CellEdit
+    cell_id: str
+    after: str | None
+    before: str | None
+    index: int  # where the change left it (move)
+    from_index: int  # where it was (move, delete)
+    previous: str  # the cell before a deleted one
+    cell: dict[str, Any] | None  # the deleted cell, whole
+
+
+class RevertCells(TypedDict):
+    """The kernel asks the page to take back cell changes (the same operations as Reject)."""
+
+    kind: Literal["revert-cells"]
+    request_id: str
+    steps: list[RevertStep]
+
+
+class RevertOutcome(TypedDict):
+    change_id: str
+    outcome: CellOutcome  # already: it was as before (rejected in review, say); changed: left
+    detail: str
+
+
+class CellsReverted(TypedDict):
+    """The page's answer to ``revert-cells``: one outcome per step, in order."""
+
+    type: Literal["cells-reverted"]
+    request_id: str
+    ok: bool
+    error: str
+    outcomes: list[RevertOutcome]
+

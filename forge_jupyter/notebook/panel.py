@@ -58,7 +58,7 @@ class PanelHub:
         self.shell: Any = None
         self._cell_requests: PageRequests[list[Any]] = PageRequests("cells")  # read-cells
         self.pasted = PastedImages()  # the box's images, until the prompt naming them runs
-        self._edit_requests: PageRequests[proto.CellEditedReply | str] = PageRequests("edit")
+        self._edit_requests: PageRequests[Any] = PageRequests("edit")  # edit-cell, revert-cells
 
     @property
     def attached(self) -> bool:
@@ -159,7 +159,7 @@ class PanelHub:
             self.pasted.keep(command.image_id, command.data, command.mime)
         elif isinstance(command, proto.Complete):
             self._send(comm, proto.completions(command.request_id, command.query, self.controller))
-        elif isinstance(command, proto.CellEditedReply):
+        elif isinstance(command, proto.CellEditedReply | proto.CellsReverted):
             self._edited(command)
         elif isinstance(command, proto.CellReviewed):
             self._reviewed(comm, command)
@@ -264,13 +264,14 @@ class PanelHub:
 
     # -- the cell tools (notebook/cells/edit.py) ------------------------------------------
 
-    def request_edit(self, edit: dict[str, Any]) -> Future[proto.CellEditedReply | str] | None:
-        """Send ``edit`` (an ``edit-cell`` without its request id) to the attached pages; the
-        future holds the first answer, or why none can come; None when no page is attached."""
+    def request_edit(self, edit: dict[str, Any], kind: str = "edit-cell") -> Future[Any] | None:
+        """Send ``edit`` (an ``edit-cell``, or ``kind`` such as ``revert-cells``, without its
+        request id) to the attached pages; the future holds the first answer, or why none can
+        come; None when no page is attached."""
         if not self._attached:
             return None
         request_id, future = self._edit_requests.open()
-        self._publish({"kind": "edit-cell", "request_id": request_id, **edit})
+        self._publish({"kind": kind, "request_id": request_id, **edit})
         return future
 
     def forget_edit(self, future: Future[Any]) -> None:
@@ -281,7 +282,7 @@ class PanelHub:
         self._publish({"kind": "cell-outputs", "cell_id": cell_id, "outputs": outputs,
                        "running": running})
 
-    def _edited(self, command: proto.CellEditedReply) -> None:
+    def _edited(self, command: proto.CellEditedReply | proto.CellsReverted) -> None:
         self._edit_requests.answer(command.request_id, command)
 
     def _reviewed(self, comm: Any, command: proto.CellReviewed) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from ..ids import is_id
 from . import ops
+from .ops_cells import CellOutcome
 
 PROTOCOL = ops.PROTOCOL  # sent in the comm's open data and in every info
 TYPES = ops.literals(ops.PanelCommand, "type")  # ("hello", "approve", "answer", "stop")
@@ -88,6 +89,15 @@ class CellEditedReply:
     cell_id: str
     index: int
     staged: bool
+    before: dict[str, Any] = field(default_factory=dict)  # ops.CellBefore, checked
+
+
+@dataclass(frozen=True)
+class CellsReverted:
+    request_id: str
+    ok: bool
+    error: str
+    outcomes: list[tuple[str, str, str]]  # (change id, outcome, detail)
 
 
 @dataclass(frozen=True)
@@ -100,11 +110,13 @@ class CellReviewed:
 
 
 Command = (Hello | Approve | AnswerQuestion | Stop | CellsReply | Complete | PastedImage
-           | CellEditedReply | CellReviewed)
+           | CellEditedReply | CellReviewed | CellsReverted)
 MAX_CELLS = 50_000  # cells a page's answer may hold
 MAX_ERROR = 2000  # characters of a page's reason an edit failed (the model reads it)
 EDITS: tuple[str, ...] = get_args(ops.CellEdit)
 REVIEWS: tuple[str, ...] = get_args(ops.Review)
+OUTCOMES: tuple[str, ...] = get_args(CellOutcome)
+MAX_BEFORE = 1_000_000  # characters of a cell's previous source or JSON the page may send
 _CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")  # nbformat's cell id, bounded
 
 
@@ -194,7 +206,10 @@ def parse(data: Any) -> Command:
         if not isinstance(error, str) or not isinstance(index, int) or isinstance(index, bool):
             raise PanelError("cell-edited: error must be a string and index an integer.")
         return CellEditedReply(request_id, data.get("ok") is True, error[:MAX_ERROR],
-                               _cell_id(data), index, data.get("staged") is True)
+                               _cell_id(data), index, data.get("staged") is True,
+                               _before(data.get("before")))
+    if kind == "cells-reverted":
+        return _reverted(data)
     if kind == "cell-reviewed":
         session_id = _id(data, "session_id", required=True)
         change_id = _id(data, "change_id", required=True, ours=False)
@@ -290,3 +305,40 @@ def completions(request_id: str, query: str, controller: Any) -> ops.Completions
 
 def notice(message: str, level: str = "warning") -> ops.PanelNotice:
     return {"kind": "notice", "message": message, "level": level}
+
+
+def _before(value: Any) -> dict[str, Any]:
+    """A page's ``before`` (ops.CellBefore): what does not fit its shape is left out."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, Any] = {}
+    if isinstance(value.get("source"), str) and len(value["source"]) <= MAX_BEFORE:
+        out["source"] = value["source"]
+    index = value.get("index")
+    if isinstance(index, int) and not isinstance(index, bool) and 0 <= index <= MAX_CELLS:
+        out["index"] = index
+    previous = value.get("previous")
+    if isinstance(previous, str) and _CELL_ID.fullmatch(previous):
+        out["previous"] = previous
+    cell = value.get("cell")
+    if isinstance(cell, dict) and cell.get("cell_type") in ("code", "markdown", "raw"):
+        import json
+
+        if len(json.dumps(cell, default=str)) <= MAX_BEFORE:
+            out["cell"] = cell
+    return out
+
+
+def _reverted(data: dict[str, Any]) -> CellsReverted:
+    request_id = _id(data, "request_id", required=True, ours=False)
+    error, outcomes = data.get("error", ""), data.get("outcomes", [])
+    if not isinstance(error, str) or not isinstance(outcomes, list) or len(outcomes) > MAX_CELLS:
+        raise PanelError("cells-reverted: error must be a string and outcomes a list.")
+    out = []
+    for o in outcomes:
+        if not isinstance(o, dict) or o.get("outcome") not in OUTCOMES:
+            raise PanelError(f"cells-reverted: each outcome is one of {', '.join(OUTCOMES)}.")
+        change_id = _id(o | {"type": "cells-reverted"}, "change_id", required=True, ours=False)
+        detail = o.get("detail") if isinstance(o.get("detail"), str) else ""
+        out.append((change_id, o["outcome"], detail[:MAX_ERROR]))
+    return CellsReverted(request_id, data.get("ok") is True, error[:MAX_ERROR], out)

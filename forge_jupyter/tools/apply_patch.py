@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from typing import Any
 
 from ..errors import ToolError
@@ -127,13 +126,13 @@ def _write(ctx: ToolContext, changes: list[_Change]) -> ToolResult:
         try:
             if c.after is None:  # delete
                 assert src.fd is not None and c.before is not None
-                os.unlink(src.name, dir_fd=src.fd)
+                src.remove()
                 patches.append(_deleted(src.shown, c.before))
                 done.append(f"deleted {src.shown}")
             elif c.dest is not None:  # move: the new file first, then the old one goes
                 patches.append(_save(ctx, c.dest, c.new_path or "", None, c.after))
                 assert src.fd is not None and c.before is not None
-                os.unlink(src.name, dir_fd=src.fd)
+                src.remove()
                 patches.append(_deleted(src.shown, c.before))
                 done.append(f"moved {src.shown} to {c.dest.shown}")
             else:

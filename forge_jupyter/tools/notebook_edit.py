@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 from ..errors import ToolError
 from ..message import Event
 from .base import ShownImage, Tool, ToolContext, ToolResult
+from .checkpoint import cell_changed
 
 FLAG = "cells"
 MAX_SOURCE = 100_000  # characters of one cell's source
@@ -59,6 +60,8 @@ class CellEdited:
     index: int
     staged: bool
     change_id: str
+    # what was there before (the page's word): source, index, previous (cell id), cell (JSON)
+    before: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ def _runner(kind: Kind):
         if ctx.editor is None:
             raise ToolError(NEEDS_PAGE)
         done = await ctx.editor.apply(change, ctx.session_id)
+        cell_changed(ctx, change, done)  # the checkpoint "Revert to here" restores from
         what = f"cell {done.cell_id}" + (f" (now #{done.index})" if done.index >= 0 else "")
         if done.staged:
             tail = ("It is staged for the person's review: they accept or reject it in the "

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import stat
 from collections.abc import Iterator
 
 from ..errors import ToolError
 from ..message import PatchFile
 from .base import Tool, ToolContext, ToolResult, tool_from_function
+from .checkpoint import file_changed
 from .nofollow import entry_stat, open_entry, parent_dir, replace_entry
 from .patch import unified_diff
 from .paths import Located, locate, path_subject, session_root
@@ -30,13 +32,17 @@ def read_text(data: bytes, shown_path: str) -> str:
 
 class Target:
     """The file a write or edit changes, held by its folder's descriptor from the check to the
-    rename (paths.parent_dir): a link swapped in meanwhile cannot send the bytes elsewhere."""
+    rename (paths.parent_dir): a link swapped in meanwhile cannot send the bytes elsewhere.
+    Each change is checkpointed (checkpoint.py) for the call ``ctx`` names, when there is one."""
 
-    def __init__(self, fd: int | None, name: str, located: Located) -> None:
-        self.fd, self.name, self.shown = fd, name, located.shown
+    def __init__(self, fd: int | None, name: str, located: Located,
+                 ctx: ToolContext | None = None, tool: str = "") -> None:
+        self.fd, self.name, self.shown, self.located = fd, name, located.shown, located
+        self.ctx, self.tool = ctx, tool
         self.stat = entry_stat(fd, name) if fd is not None else None  # None: a folder is missing
         if self.stat is not None and stat.S_ISDIR(self.stat.st_mode):
             raise ToolError(f"{self.shown} is a directory; give the path of a file.")
+        self._read: bytes | None = None
 
     @property
     def exists(self) -> bool:
@@ -44,18 +50,37 @@ class Target:
 
     def read_bytes(self) -> bytes:
         assert self.fd is not None
-        with open_entry(self.fd, self.name, self.shown) as f:
-            return f.read()
+        if self._read is None:
+            with open_entry(self.fd, self.name, self.shown) as f:
+                self._read = f.read()
+        return self._read
 
     def save(self, before: str | None, after: str) -> PatchFile:
         """Write ``after`` atomically; the change as a patch."""
+        self.put(after.encode("utf-8"))
+        return unified_diff(self.shown, before, after)
+
+    def put(self, data: bytes) -> None:
+        """Write ``data`` atomically, checkpointed."""
         assert self.fd is not None, "opened with create=True"
+        old = self.read_bytes() if self.exists else None
         try:
-            replace_entry(self.fd, self.name, after.encode("utf-8"),
+            replace_entry(self.fd, self.name, data,
                           mode=self.stat.st_mode if self.stat is not None else None)
         except OSError as exc:
             raise ToolError(f"Could not write {self.shown}: {exc.strerror or exc}.") from exc
-        return unified_diff(self.shown, before, after)
+        self._checkpoint(old, data)
+
+    def remove(self) -> None:
+        """Delete the file, checkpointed (OSError as ``os.unlink`` raises it)."""
+        assert self.fd is not None and self.exists
+        old = self.read_bytes()
+        os.unlink(self.name, dir_fd=self.fd)
+        self._checkpoint(old, None)
+
+    def _checkpoint(self, before: bytes | None, after: bytes | None) -> None:
+        if self.ctx is not None and before != after:
+            file_changed(self.ctx, self.tool, self.located.base, self.located.rel, before, after)
 
 
 @contextlib.contextmanager
@@ -67,11 +92,11 @@ def target(ctx: ToolContext, tool: str, path: str, *, create: bool) -> Iterator[
     with contextlib.ExitStack() as stack:
         try:
             fd, name = stack.enter_context(parent_dir(located, create=create))
-            found = Target(fd, name, located)
+            found = Target(fd, name, located, ctx, tool)
         except OSError as exc:
             if not isinstance(exc, FileNotFoundError) or create:
                 raise ToolError(f"Could not {tool} {located.shown}: {exc.strerror or exc}.") from exc
-            found = Target(None, "", located)  # a folder on the way is missing: so is the file
+            found = Target(None, "", located, ctx, tool)  # a folder on the way is missing: so is the file
         yield found
 
 

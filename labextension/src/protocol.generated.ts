@@ -68,6 +68,14 @@ export interface Batch {
   ops: Op[];
 }
 
+/** What was there before a change (its checkpoint, tools/checkpoint.py): the previous source (edit), the position (move, delete), the cell before it and the whole deleted cell as nbformat JSON (delete). */
+export interface CellBefore {
+  source?: string;
+  index?: number;
+  previous?: string;
+  cell?: Record<string, unknown>;
+}
+
 /** The page's answer to `edit-cell`: done (the cell's id and position after it, whether it waits for review) or not, and why (`error`, for the model to read). */
 export interface CellEdited {
   type: "cell-edited";
@@ -77,6 +85,7 @@ export interface CellEdited {
   cell_id: string;
   index: number;
   staged: boolean;
+  before?: CellBefore;
 }
 
 /** The outputs of a cell notebook_run runs (cells/run.py), whole each time, while they come and once more at its end (`running` false): the page makes them the cell's own outputs through its model (saved like any cell's) and shows the cell running meanwhile. */
@@ -102,6 +111,15 @@ export interface Cells {
   type: "cells";
   request_id: string;
   cells: (Record<string, unknown>)[];
+}
+
+/** The page's answer to `revert-cells`: one outcome per step, in order. */
+export interface CellsReverted {
+  type: "cells-reverted";
+  request_id: string;
+  ok: boolean;
+  error: string;
+  outcomes: RevertOutcome[];
 }
 
 /** The standalone renderer, for a bootstrap without the labextension (or why not). */
@@ -276,7 +294,7 @@ export interface OutputOp {
   text: string;
 }
 
-export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage | CellEdited | CellReviewed;
+export type PanelCommand = Hello | Approve | Answer | PanelStop | Cells | Complete | PanelImage | CellEdited | CellReviewed | CellsReverted;
 
 /** A pasted image, sent ahead of the prompt naming it (`--image <image_id>`). */
 export interface PanelImage {
@@ -286,7 +304,7 @@ export interface PanelImage {
   data: string;
 }
 
-export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell | CellOutputs;
+export type PanelMessage = Info | Turn | TurnBatch | TurnEnd | PanelNotice | ReadCells | Completions | EditCell | CellOutputs | RevertCells;
 
 export interface PanelNotice {
   kind: "notice";
@@ -373,6 +391,32 @@ export interface RetryPart {
   attempt: number;
   error: string;
   wait: number;
+}
+
+/** The kernel asks the page to take back cell changes (the same operations as Reject). */
+export interface RevertCells {
+  kind: "revert-cells";
+  request_id: string;
+  steps: RevertStep[];
+}
+
+export interface RevertOutcome {
+  change_id: string;
+  outcome: "restored" | "already" | "changed" | "missing";
+  detail: string;
+}
+
+/** One cell change to take back, newest first: `after` is what the agent left (the page leaves a cell that holds anything else), the rest its checkpoint. */
+export interface RevertStep {
+  change_id: string;
+  edit: "insert" | "edit" | "delete" | "move";
+  cell_id: string;
+  after: string | null;
+  before: string | null;
+  index: number;
+  from_index: number;
+  previous: string;
+  cell: Record<string, unknown> | null;
 }
 
 /** Everything the turn showed so far; answers a view's ready or hello. */

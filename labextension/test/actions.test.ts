@@ -7,6 +7,7 @@ import { askText, CELL_ID, fixText, mention, NOT_FIXABLE } from "../src/actions/
 import { insertAt } from "../src/panel/boxText.js";
 import { acceptMention, mentionAt } from "../src/panel/mentionMenu.js";
 import { forgeCode } from "../src/panel/protocol.js";
+import { revertLine } from "../src/render/revert.js";
 
 const JUPYTERLAB_ID = "0f6c2a1e-3b5d-4c8e-9a7f-1d2e3f4a5b6c"; // a UUID, as JupyterLab makes them
 const NBFORMAT_ID = "a1b2c3d4"; // 8 hex characters, as nbformat makes them
@@ -85,4 +86,15 @@ test("an accepted mention replaces what was typed; a folder leaves the caret in 
 test("pasted images are named on the magic's line; an id of another shape is refused", () => {
   assert.equal(forgeCode("what is this?", "", "", ["paste_0123456789"]), "%%forge --panel --image paste_0123456789\nwhat is this?");
   assert.throws(() => forgeCode("x", "", "", ["paste_1 --new"]), /paste it again/);
+});
+
+test("Revert to here runs one %forge revert line, for ids of the right shape only", () => {
+  assert.equal(revertLine({ message_id: "msg_01ABCxyz" }, "both"), "%forge revert msg_01ABCxyz --both");
+  assert.equal(revertLine({ cell_id: NBFORMAT_ID }, "code"), "%forge revert --cell a1b2c3d4 --code");
+  for (const bad of ["msg_1 --code", "msg_1\nimport os", "x; y", "", "ses_1", "msg_"]) {
+    assert.equal(revertLine({ message_id: bad }, "both"), null, bad);
+  }
+  for (const bad of ["a b", "a\nb", "$(x)", "x".repeat(101)]) {
+    assert.equal(revertLine({ cell_id: bad }, "conversation"), null, bad);
+  }
 });

@@ -12,7 +12,7 @@ from forge_jupyter.testing import Turn, tool_call
 from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
 
-LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow']"
+LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow', 'write:*=allow']"
 
 
 def _sources(page) -> list[str]:
@@ -149,4 +149,47 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     assert [o.get("text", "").strip() for o in ran.outputs] == ["42"]  # what it printed
     assert written.source == "answer = 6 * 7" and written.outputs == []
     assert "forge_review" not in json.dumps(saved.dict())  # the person's own cells: no review
+    assert not page.forge_errors
+
+
+def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks(page, lab, script,
+                                                                               screenshots):
+    # Item 5: after the review was accepted, the record's "Revert to here" takes back the turn's
+    # cell changes (through the page, like Reject) and its file, and the notebook continues in a
+    # fork from before the turn.
+    nb, panel, ids = _start(page, lab, script, "revert.ipynb", [
+        ("notebook_insert", lambda ids: {"source": "w = 0", "after_id": ids[0]}),
+        ("notebook_edit", lambda ids: {"cell_id": ids[1], "source": "y = 20"}),
+        ("notebook_delete", lambda ids: {"cell_id": ids[2]}),
+        ("write", lambda ids: {"path": "made.txt", "content": "by the agent\n"}),
+    ])
+    made = lab.root / "made.txt"
+    assert made.read_text() == "by the agent\n"
+    panel.tid("review-accept-all").click()
+    panel.tid("review-strip").wait_for(state="hidden")
+    assert _sources(page)[:3] == ["x = 1", "w = 0", "y = 20"]
+    assert panel.turn().locator("[data-testid=revert-turn]").is_visible()  # on the panel's turn too
+
+    nb.cell(4).locator(".forge-record [data-testid=revert-turn]").click()
+    choice = page.locator(".jp-Dialog button", has_text="Code and conversation")
+    choice.wait_for()
+    for theme in in_both_themes(page):  # the pictures of docs/notebook-workspace.md
+        path = screenshots / f"revert-ask-{theme}.png"
+        page.screenshot(path=str(path))
+        assert 0 < path.stat().st_size < 600_000
+    choice.click()
+    result = page.locator("[data-testid=revert-result]")
+    result.wait_for(timeout=60_000)
+    said = result.inner_text()
+    assert "restored: made.txt (deleted: the agent created it)" in said
+    assert "restored: inserted cell" in said and f"restored: deleted cell {ids[2]}" in said
+    assert "continues in session" in said and "kernel's variables" in said
+    page.locator(".jp-Dialog button", has_text="OK").click()
+    assert _sources(page)[:4] == ["x = 1", "y = 2", "z = 3", LOAD]
+    assert not made.exists()
+    nb.save()
+    saved = lab.read_notebook("revert.ipynb")
+    assert [c.source for c in saved.cells][:3] == ["x = 1", "y = 2", "z = 3"]
+    assert saved.cells[2].id == ids[2]  # the deleted cell back whole, its id too
+    assert "forge_review" not in json.dumps(saved.dict())
     assert not page.forge_errors

@@ -234,3 +234,62 @@ def test_restart_and_run_all_runs_an_accepted_agent_cell_once_and_replays_the_tu
     assert "need JupyterLab" not in shown(done.cells[1])
     assert shown(done.cells[2]).strip() == "runs 1"  # once, as an ordinary cell
     assert len(done.cells) == 3  # nothing inserted
+
+
+def test_revert_to_here_takes_back_cells_and_files_through_the_page_and_forks(kernel, server,
+                                                                               panel):
+    # issue 28, item 5: the checkpoints the cell and file tools left, taken back by %forge revert
+    server.add(Turn([tool_call("notebook_edit", {"cell_id": "c-plot", "source": "df.plot()"}),
+                     tool_call("notebook_insert", {"source": "x = 1"}),
+                     tool_call("write", {"path": "notes.txt", "content": "agent\n"})]),
+               Turn.text("Changed."))
+    page = Page(kernel, panel, lambda e: {**_ok("c-new" if e["edit"] == "insert" else e["cell_id"], 1),
+                                          "before": {"source": "df.head()"}})
+    (kernel.log_path.parent / "notes.txt").write_text("mine\n")
+    assert kernel.run("%%forge --new\nChange things.", on_comm=page).status == "ok"
+    assert (kernel.log_path.parent / "notes.txt").read_text() == "agent\n"
+    asked: list[dict[str, Any]] = []
+
+    def take_back(comm_id: str, data: dict[str, Any]) -> None:
+        if data["kind"] == "revert-cells":
+            asked.append(data)
+            kernel.send(comm_id, {"type": "cells-reverted", "request_id": data["request_id"],
+                                  "ok": True, "error": "", "outcomes": [
+                                      {"change_id": s["change_id"], "detail": "",
+                                       "outcome": "changed" if s["edit"] == "insert" else "restored"}
+                                      for s in data["steps"]]}, wait=False)
+
+    listed = kernel.run("%forge revert")  # the turns, numbered, with what each changed
+    assert listed.status == "ok", listed.text
+    [row] = [line for line in listed.text.splitlines() if "Change things." in line]
+    assert row.split()[0] == "1" and row.split()[-2:] == ["1", "2"]  # 1 file, 2 cells
+    r = kernel.run("%forge revert -1 --both", on_comm=take_back)
+    assert r.status == "ok", r.text
+    [sent] = asked
+    insert, edit = sent["steps"]  # newest first
+    assert (edit["edit"], edit["cell_id"], edit["before"], edit["after"]) == (
+        "edit", "c-plot", "df.head()", "df.plot()")
+    assert (insert["edit"], insert["cell_id"], insert["after"]) == ("insert", "c-new", "x = 1")
+    assert (kernel.log_path.parent / "notes.txt").read_text() == "mine\n"
+    said = r.stdout
+    assert "restored: edited cell c-plot" in said and "restored: notes.txt" in said
+    assert "not restored: inserted cell c-new: you changed it since" in said
+    assert "continues in session" in said and "kernel's variables" in said
+    check = kernel.run("import forge_jupyter\nf = forge_jupyter.current()\n"
+                       "ev = f.events(type='revert')\n"
+                       "print(len(ev), len(f.events(ev.iloc[-1]['session_id'], type='cell.changed')))")
+    assert check.stdout.split() == ["1", "2"]
+    # the fork before the session's first turn is a new empty session, now the current one
+    empty = kernel.run("%forge revert 1")
+    assert empty.status == "error" and "no turns to revert to yet" in empty.text
+    bad = kernel.run("%forge revert 1 --code --both")
+    assert bad.status == "error" and "not allowed with argument" in bad.text
+    # code only: the turns stay in the conversation, so the next prompt tells the model
+    server.add(Turn([tool_call("write", {"path": "notes.txt", "content": "again\n"})]),
+               Turn.text("Wrote."), Turn.text("Noted."))
+    assert kernel.run("%%forge\nWrite again.", on_comm=page).status == "ok"
+    assert kernel.run("%forge revert -1 --code").status == "ok"
+    assert (kernel.log_path.parent / "notes.txt").read_text() == "mine\n"
+    assert kernel.run("%%forge\nGo on.").status == "ok"
+    told = json.dumps(server.requests[-1].messages[-1])
+    assert "the person reverted the code of turn 1" in told and "restored: notes.txt" in told

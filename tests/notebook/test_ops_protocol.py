@@ -116,15 +116,26 @@ def test_an_op_that_ops_does_not_declare_is_refused(bad):
 
 def test_the_panel_accepts_the_declared_commands_only():
     assert panel_protocol.TYPES == ("hello", "approve", "answer", "stop", "cells", "complete",
-                                   "image", "cell-edited", "cell-reviewed")
+                                   "image", "cell-edited", "cell-reviewed", "cells-reverted")
     assert panel_protocol.ANSWERS == ("once", "session", "deny")
     assert panel_protocol.PROTOCOL == ops.PROTOCOL
     command = ops.adapter("PanelCommand")
     for data in ({"type": "hello"}, {"type": "stop", "session_id": "ses_1", "turn_id": ""},
                  {"type": "approve", "request_id": "apr_1", "answer": "deny", "reason": "no"},
-                 {"type": "answer", "request_id": "qst_1", "text": "a"}):
+                 {"type": "answer", "request_id": "qst_1", "text": "a"},
+                 {"type": "cells-reverted", "request_id": "edit_1", "ok": True, "error": "",
+                  "outcomes": [{"change_id": "chg_1", "outcome": "changed", "detail": ""}]}):
         command.validate_python(data, strict=True)
         panel_protocol.parse(data)  # and the kernel's own checks take it
+    with pytest.raises(panel_protocol.PanelError, match="each outcome is one of restored"):
+        panel_protocol.parse({"type": "cells-reverted", "request_id": "edit_1", "ok": True,
+                              "outcomes": [{"change_id": "chg_1", "outcome": "rm -rf"}]})
+    # a page's "before" that does not fit its shape is left out, never trusted whole
+    edited = panel_protocol.parse({"type": "cell-edited", "request_id": "edit_1", "ok": True,
+                                   "cell_id": "c1", "index": 0, "before": {
+                                       "source": 7, "index": -3, "previous": "../x",
+                                       "cell": {"cell_type": "code", "source": "x"}}})
+    assert edited.before == {"cell": {"cell_type": "code", "source": "x"}}
     assert ops.literals(ops.ViewMessage, "type") == (
         "ready", "hello", "stop", "approve", "answer", "code")
 

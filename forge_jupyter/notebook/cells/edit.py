@@ -70,4 +70,4 @@ class CellEditor:
             self.written[reply.cell_id] = (session_id, change.source)
         elif change.kind == "delete":
             self.written.pop(change.cell_id, None)
-        return CellEdited(reply.cell_id, reply.index, reply.staged, change_id)
+        return CellEdited(reply.cell_id, reply.index, reply.staged, change_id, reply.before)

@@ -4,10 +4,11 @@
 // Unless auto-accepted, the change is staged (marks.ts) and answered `cell-edited`.
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
-import type { CellEdited, EditCell } from '../protocol.generated';
+import type { CellBefore, CellEdited, EditCell } from '../protocol.generated';
 import { deletedOf, IMark, KEY, markOf, setDeleted } from './marks';
 
-function indexOf(nb: NotebookPanel, id: string): number {
+/** Where the cell with `id` is in `nb` (-1: nowhere). */
+export function indexOf(nb: NotebookPanel, id: string): number {
   const cells = nb.content.model!.cells;
   for (let i = 0; i < cells.length; i++) {
     if (cells.get(i).id === id) {
@@ -42,7 +43,13 @@ function target(nb: NotebookPanel, msg: EditCell, moving = -1): number {
   return moving >= 0 && moving < at ? at - 1 : at; // the moving cell leaves its place first
 }
 
-function apply(nb: NotebookPanel, msg: EditCell): { id: string; index: number } {
+interface IApplied {
+  id: string;
+  index: number;
+  before: CellBefore; // what was there: the checkpoint a revert restores (cells/revert.ts)
+}
+
+function apply(nb: NotebookPanel, msg: EditCell): IApplied {
   const model = nb.content.model!;
   const shared = model.sharedModel;
   const stage = !msg.auto_accept;
@@ -55,20 +62,21 @@ function apply(nb: NotebookPanel, msg: EditCell): { id: string; index: number } 
     shared.transact(() => {
       shared.insertCell(at, { cell_type: cellType, source: msg.source, metadata } as never);
     });
-    return { id: model.cells.get(at).id, index: at };
+    return { id: model.cells.get(at).id, index: at, before: {} };
   }
   const i = found(nb, msg.cell_id);
   const cell = model.cells.get(i);
   const old = markOf(cell.sharedModel.getMetadata(KEY));
   if (msg.edit === 'edit') {
-    const before = old?.inserted ? undefined : (old?.before ?? cell.sharedModel.getSource());
+    const previous = cell.sharedModel.getSource();
+    const before = old?.inserted ? undefined : (old?.before ?? previous);
     shared.transact(() => {
       cell.sharedModel.setSource(msg.source);
       if (stage) {
         cell.sharedModel.setMetadata(KEY, merged(old, { before, after: msg.source }) as never);
       }
     });
-    return { id: cell.id, index: i };
+    return { id: cell.id, index: i, before: { source: previous } };
   }
   if (msg.edit === 'delete') {
     const json = cell.toJSON() as unknown as Record<string, unknown>;
@@ -79,7 +87,7 @@ function apply(nb: NotebookPanel, msg: EditCell): { id: string; index: number } 
         setDeleted(nb, [...deletedOf(nb), { change: msg.change_id, session: msg.session_id, index: i, previous, cell: json }]);
       }
     });
-    return { id: msg.cell_id, index: -1 };
+    return { id: msg.cell_id, index: -1, before: { index: i, previous: previous ?? '', cell: json } };
   }
   const to = target(nb, msg, i);
   shared.transact(() => {
@@ -93,7 +101,7 @@ function apply(nb: NotebookPanel, msg: EditCell): { id: string; index: number } 
       shared.moveCell(i, to);
     }
   });
-  return { id: msg.cell_id, index: to };
+  return { id: msg.cell_id, index: to, before: { index: i } };
 }
 
 /** Apply one `edit-cell` to `nb` and say how it went (never throws). */
@@ -109,7 +117,7 @@ export function applyEdit(nb: NotebookPanel, msg: EditCell): CellEdited {
   }
   try {
     const done = apply(nb, msg);
-    return { ...reply, ok: true, cell_id: done.id, index: done.index, staged: !msg.auto_accept };
+    return { ...reply, ok: true, cell_id: done.id, index: done.index, staged: !msg.auto_accept, before: done.before };
   } catch (err) {
     if (!(err instanceof Refused)) {
       console.warn('forge: a cell edit failed', err);

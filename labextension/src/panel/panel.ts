@@ -15,6 +15,7 @@ import { forgeIcon } from './icon';
 import { KernelLink, LinkState } from './kernelLink';
 import { applyEdit } from '../cells/apply';
 import { applyOutputs } from '../cells/run';
+import { revertCells } from '../cells/revert';
 import { CellReview, ReviewStrip } from '../cells/review';
 import { answerReadCells } from './liveCells';
 import { completeMention } from './mentionAsk';
@@ -164,8 +165,8 @@ export class ForgePanel extends Widget {
       link.received.connect((_, msg) => msg.kind === 'read-cells' && answerReadCells(link, nb, msg));
       // the cell tools: the change applied through JupyterLab's model, staged for review
       link.received.connect((_, msg) => {
-        if (msg.kind === 'edit-cell') {
-          link.send(applyEdit(nb, msg));
+        if (msg.kind === 'edit-cell' || msg.kind === 'revert-cells') {
+          link.send(msg.kind === 'edit-cell' ? applyEdit(nb, msg) : revertCells(nb, msg));
           e.review.schedule();
         } else if (msg.kind === 'cell-outputs') {
           applyOutputs(nb, msg); // notebook_run: the cell's outputs, as they come
@@ -315,6 +316,21 @@ export class ForgePanel extends Widget {
         this.prompt.focus();
       }
     });
+  }
+
+  /** The notebook the panel follows (null: none open). */
+  get followed(): NotebookPanel | null {
+    return this.notebook;
+  }
+
+  /** Run one line (`%forge revert …`) in `nb`'s kernel as the box runs prompts: queued behind
+   * a running cell, forge loaded first if it is not; resolves with what it printed. */
+  async runLine(nb: NotebookPanel, code: string): Promise<string> {
+    const entry = this.track(nb);
+    let out = '';
+    await runPrompt(entry.link, code, [], { status: () => undefined, output: text => { out += text; } });
+    this.readSession();
+    return out;
   }
 
   /** What the box holds now: an action adds to a draft, never replaces it. */

@@ -2,7 +2,9 @@
 // the code of the execute_request its prompt box sends. Everything the kernel sends is checked
 // for shape before use: a kernel runs whatever its notebook ran, so its messages are data.
 // The messages' types are generated from forge_jupyter/notebook/ops.py.
-import type { EditCell, Info, Op, PanelMessage, PanelNotice, Turn, TurnBatch, TurnEnd } from '../protocol.generated';
+import type {
+  EditCell, Info, Op, PanelMessage, PanelNotice, RevertStep, Turn, TurnBatch, TurnEnd
+} from '../protocol.generated';
 
 export type { Op };
 
@@ -86,9 +88,28 @@ export function parse(data: unknown): KernelMessage | null {
         // nbformat outputs from the kernel: JupyterLab's output model validates each one
         outputs: Array.isArray(d.outputs) ? d.outputs.filter(o => o && typeof o === 'object' && !Array.isArray(o)) : []
       };
+    case 'revert-cells': {
+      if (!str(d.request_id) || !Array.isArray(d.steps)) {
+        return null;
+      }
+      return { kind: 'revert-cells', request_id: str(d.request_id), steps: d.steps.filter(isStep) };
+    }
     default:
       return null;
   }
+}
+
+const EDITS = ['insert', 'edit', 'delete', 'move'];
+const strOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
+
+function isStep(v: unknown): v is RevertStep {
+  if (!v || typeof v !== 'object') {
+    return false;
+  }
+  const s = v as Record<string, unknown>;
+  return typeof s.change_id === 'string' && EDITS.includes(str(s.edit)) && typeof s.cell_id === 'string' &&
+    strOrNull(s.after) && strOrNull(s.before) && typeof s.index === 'number' && typeof s.from_index === 'number' &&
+    typeof s.previous === 'string' && (s.cell === null || (!!s.cell && typeof s.cell === 'object'));
 }
 
 /** The cell the prompt box runs: `%%forge --panel [-m MODEL] [-a AGENT]` then the prompt.

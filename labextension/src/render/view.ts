@@ -10,6 +10,7 @@ import { codeBlock, codeLanguage, isBlock } from "./code.js";
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
 import { canInsert, insertCell, outputsOf } from "./keep.js";
 import { renderMarkdown } from "./markdown.js";
+import { canRevert, revertButton } from "./revert.js";
 import { LiveMarkdown } from "./stream.js";
 import { type Asked, type Decision, isQuestion, receive, TurnState } from "./state.js";
 import { citedSources, count, displayed, duration, seconds, STATUS_WORDS, statusWords, usage } from "./words.js";
@@ -54,6 +55,7 @@ export class TurnView {
   private readonly statusEl: HTMLElement;
   private readonly elapsedEl: HTMLElement;
   private readonly stopEl: HTMLButtonElement;
+  private readonly revertEl: HTMLButtonElement;
   private readonly noticesEl: HTMLElement;
   private readonly orphansEl: HTMLElement;
   private readonly bodyEl: HTMLElement;
@@ -89,6 +91,12 @@ export class TurnView {
       class: "forge-stop", type: "button", "data-testid": "stop", title: "Stop this run",
       onclick: () => this.stop(),
     }, "Stop");
+    // Once the turn is done, where a notebook can take it back (./revert.ts)
+    this.revertEl = revertButton(() => {
+      const id = this.promptId();
+      return id ? { message_id: id } : null;
+    });
+    this.revertEl.hidden = true;
     // "2 approvals waiting ↓": where the asks are when one is out of view or several wait.
     this.waitingEl = h("button", {
       class: "forge-waiting", type: "button", "data-testid": "approvals-waiting", hidden: true,
@@ -106,7 +114,7 @@ export class TurnView {
     this.bodyEl = h("div", { class: "forge-body" });
     this.root = h("div", { class: "forge-turn", "data-testid": "forge-turn" },
       h("div", { class: "forge-header" }, this.statusEl, this.waitingEl, this.elapsedEl,
-        h("span", { class: "forge-spacer" }), this.stopEl),
+        h("span", { class: "forge-spacer" }), this.stopEl, this.revertEl),
       this.noticesEl, this.orphansEl, this.bodyEl);
     // JupyterLab's rich-text rules, as on the record that replaces this view when the turn ends
     // (a text/html output): the answer does not reflow then (render/look.py).
@@ -259,6 +267,13 @@ export class TurnView {
     this.statusEl.replaceChildren(h("span", { class: "forge-dot" }), label);
     this.stopEl.hidden = !s.running;
     if (!s.running) this.elapsedEl.textContent = "";
+    this.revertEl.hidden = s.running || !canRevert() || !this.promptId();
+  }
+
+  /** The turn's prompt (the user message its first answer replies to), once it has one. */
+  promptId(): string | null {
+    const first = this.state.orderedMessages().find((m) => m.role === "assistant" && m.parent_id);
+    return first ? first.parent_id : null;
   }
 
   /** The pending asks' elements, in the order they are drawn. */
