@@ -47,10 +47,10 @@ QUESTIONS = ("open a bug report on github", "post to a slack channel", "run a sq
 
 def count(system: str, tools: list[dict[str, Any]]) -> tuple[int, int]:
     """(the tools as compact JSON, litellm's count of a system message plus the tools)."""
-    lm = llm.litellm()
-    as_json = sum(lm.token_counter(model=COUNTING_MODEL, text=json.dumps(t)) for t in tools)
-    request = lm.token_counter(model=COUNTING_MODEL,
-                               messages=[{"role": "system", "content": system}], tools=tools or None)
+    with llm.counting() as lm:  # litellm's counter is off outside (llm/loading.py)
+        as_json = sum(lm.token_counter(model=COUNTING_MODEL, text=json.dumps(t)) for t in tools)
+        request = lm.token_counter(model=COUNTING_MODEL, tools=tools or None,
+                                   messages=[{"role": "system", "content": system}])
     return as_json, request
 
 

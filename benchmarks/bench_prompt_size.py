@@ -37,13 +37,15 @@ QUICKSTART = Path(__file__).parent.parent / "notebooks" / "quickstart.ipynb"
 
 
 def tokens(text: str) -> int:
-    return llm.litellm().token_counter(model=COUNTING_MODEL, text=text)
+    with llm.counting() as lm:  # litellm's counter is off outside (llm/loading.py)
+        return lm.token_counter(model=COUNTING_MODEL, text=text)
 
 
 def measure(system: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
     per_tool = {t["function"]["name"]: tokens(json.dumps(t)) for t in tools}
-    request = llm.litellm().token_counter(
-        model=COUNTING_MODEL, messages=[{"role": "system", "content": system}], tools=tools or None)
+    with llm.counting() as lm:
+        request = lm.token_counter(model=COUNTING_MODEL, tools=tools or None,
+                                   messages=[{"role": "system", "content": system}])
     return {"system": tokens(system), "tools": per_tool, "request": request}
 
 

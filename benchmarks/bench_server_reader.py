@@ -201,6 +201,8 @@ def main() -> None:
           f"{args.rounds} rounds, python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     conditions = ("separate files", "one shared file", "one shared file + API reader",
                   "shared file + reader elsewhere")
+    if args.small:  # the one condition that runs every part (prompters, server, reader)
+        conditions = conditions[2:3]
     figures: dict[str, list[float]] = {c: [] for c in conditions}
     failures: dict[str, list[str]] = {c: [] for c in conditions}
     reads: dict[str, list[dict]] = {c: [] for c in conditions}
@@ -239,17 +241,18 @@ def main() -> None:
               f"{max(v) * 1e3:>9.0f}{len(failures[c]):>8}")
     p99 = {c: _ms(figures[c], 0.99) for c in conditions}
     p50 = {c: _ms(figures[c], 0.5) for c in conditions}
-    separate, shared, read, elsewhere = conditions
     print()
-    for label, a, b in (("shared / separate", shared, separate),
-                        ("shared + reader / shared", read, shared),
-                        ("shared + reader / separate", read, separate),
-                        ("reader elsewhere / shared (CPU only)", elsewhere, shared),
-                        ("shared + reader / reader elsewhere (the lock)", read, elsewhere)):
-        print(f"{label:<48} p99 {p99[a] / p99[b]:.2f}x   p50 {p50[a] / p50[b]:.2f}x")
+    if len(conditions) == 4:  # --small runs one condition: no ratios
+        separate, shared, read, elsewhere = conditions
+        for label, a, b in (("shared / separate", shared, separate),
+                            ("shared + reader / shared", read, shared),
+                            ("shared + reader / separate", read, separate),
+                            ("reader elsewhere / shared (CPU only)", elsewhere, shared),
+                            ("shared + reader / reader elsewhere (the lock)", read, elsewhere)):
+            print(f"{label:<48} p99 {p99[a] / p99[b]:.2f}x   p50 {p50[a] / p50[b]:.2f}x")
     api_errors = []
     print()
-    for c in (read, elsewhere):
+    for c in [c for c in conditions if "reader" in c]:
         api = [x for r in reads[c] for x in r["latencies"]]
         api_errors += [e for r in reads[c] for e in r["errors"]]
         print(f"API reader, {c}: {sum(r['pages'] for r in reads[c])} pages read meanwhile, "

@@ -23,7 +23,7 @@ from .events import (
     ToolCall,
     ToolInputStart,
 )
-from .loading import litellm
+from .loading import counting, litellm
 from .request import LLMRequest, provider_of, to_model_messages
 from .request_images import ImageSending
 from .usage import (
@@ -42,7 +42,7 @@ __all__ = [
     "CHARS_PER_TOKEN", "ChunkNormalizer", "Citation", "ImageSending", "LLMRequest", "ReasoningDelta", "ReasoningEnd",
     "ServerToolCall", "ServerToolResult",
     "ReasoningStart", "StepFinish", "StreamEvent", "TextDelta", "TextEnd", "TextStart", "ToolCall",
-    "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "estimated_usage",
+    "ToolInputStart", "approx_tokens", "context_window", "count_tokens", "counting", "estimated_usage",
     "finish_name", "input_price", "litellm", "model_output", "output_price", "provider_of", "step_cost", "stream",
     "timed_out", "timeout_error", "to_model_messages", "tokens_from_usage", "unfinished_step",
 ]

@@ -7,6 +7,8 @@ local copy (``LITELLM_LOCAL_MODEL_COST_MAP``), so nothing waits on the network.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _litellm: Any = None
@@ -28,3 +30,15 @@ def litellm() -> Any:
         module.disable_token_counter = True
         _litellm = module
     return _litellm
+
+
+@contextmanager
+def counting() -> Iterator[Any]:
+    """litellm with its token counter on, for a count forge asks for itself (usage.py, the
+    benchmarks): off otherwise, see ``litellm()``."""
+    module = litellm()
+    module.disable_token_counter = False
+    try:
+        yield module
+    finally:
+        module.disable_token_counter = True

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..demo import DEMO_MODEL
 from ..message import Tokens
-from .loading import litellm
+from .loading import counting, litellm
 
 # Models whose price is known without litellm's table: the offline demo runs here, for nothing.
 FREE_MODELS = frozenset({DEMO_MODEL})
@@ -59,19 +59,16 @@ def wire_had_usage(response: Any) -> bool | None:
 
 def count_tokens(model: str, *, messages: list[dict] | None = None, text: str | None = None) -> int:
     """A local token count (litellm's tokenizer for the model, else tiktoken's default)."""
-    lm = litellm()
     # litellm's counter answers 0 while its switch is off (loading.py turns it off against
     # litellm's own up-front pricing); forge's own counts turn it on for their call
-    lm.disable_token_counter = False
-    try:
-        if messages is not None:
-            return int(lm.token_counter(model=model, messages=messages))
-        return int(lm.token_counter(model=model, text=text or ""))
-    except Exception:  # an unknown tokenizer: the rule of thumb
-        size = len(json.dumps(messages)) if messages is not None else len(text or "")
-        return max(1, approx_tokens(size))
-    finally:
-        lm.disable_token_counter = True
+    with counting() as lm:
+        try:
+            if messages is not None:
+                return int(lm.token_counter(model=model, messages=messages))
+            return int(lm.token_counter(model=model, text=text or ""))
+        except Exception:  # an unknown tokenizer: the rule of thumb
+            size = len(json.dumps(messages)) if messages is not None else len(text or "")
+            return max(1, approx_tokens(size))
 
 
 def estimated_usage(model: str, messages: list[dict[str, Any]], output: str) -> Tokens:
