@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import shlex
-import string
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -27,6 +26,7 @@ from ..tools.nested import refuse_nested
 from . import cell_errors, command_magic, panel, pointing, replay_cell
 from .cell_options import CELL_USAGE, cell_parser, did_you_mean, parse_tools
 from .controller import NotebookForge
+from .interpolate import interpolate
 
 LINE_HELP = """\
 %forge sessions               the sessions in the store (a DataFrame)
@@ -49,29 +49,6 @@ LINE_HELP = """\
 
 %%forge cell options:
 """ + CELL_USAGE
-
-
-class _Namespace(dict):
-    def __init__(self, ns: dict[str, Any]) -> None:
-        super().__init__()
-        self.ns = ns
-
-    def __missing__(self, key: str) -> Any:
-        if key in self.ns:
-            return self.ns[key]
-        raise UsageError(f"the prompt names {{{key}}}, but there is no variable {key!r} in the "
-                         "notebook. Write {{ and }} for literal braces.")
-
-
-def interpolate(body: str, namespace: dict[str, Any]) -> str:
-    """``{name}`` → the variable's str(); ``{df.shape}`` and ``{x!r}`` work as in format()."""
-    try:
-        return string.Formatter().vformat(body, (), _Namespace(namespace))
-    except UsageError:
-        raise
-    except (ValueError, IndexError, AttributeError, KeyError) as exc:
-        raise UsageError(f"could not fill in the prompt's {{…}} placeholders: {exc}. "
-                         "Write {{ and }} for literal braces.") from None
 
 
 @magics_class
