@@ -23,3 +23,14 @@ def server(request):
         model_server.clear()
         return model_server
     return request.getfixturevalue("fake_model_server")
+
+
+@pytest.fixture
+def panel(kernel):
+    """A side panel attached to the module's kernel (a ``PanelKernel``) for one test, its info
+    already received; closed after it."""
+    comm_id = kernel.open_panel()
+    assert kernel.received[comm_id][0]["kind"] == "info"
+    yield comm_id
+    kernel.close_panel(comm_id)
+

@@ -116,3 +116,12 @@ class PanelKernel:
                   timeout, on_comm)
         result.status = shell_reply(self.kc, msg_id, timeout)["content"]["status"]
         return result
+
+
+def tool_results(server: Any) -> list[str]:
+    """The tool results the fake server's last request carried after its last assistant
+    message: what the model read of the calls it made."""
+    messages = server.requests[-1].messages
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    return [m["content"] for m in messages[last:] if m["role"] == "tool"]
+

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from forge_jupyter.testing import Turn, tool_call
-from tests.notebook.panel_kernel import PanelKernel
+from tests.notebook.panel_kernel import PanelKernel, tool_results
 
 
 @pytest.fixture(scope="module")
@@ -24,19 +24,6 @@ def kernel(model_server, tmp_path_factory):
     assert loaded.status == "ok", loaded.text
     yield k
     k.close()
-
-
-@pytest.fixture
-def panel(kernel):
-    comm_id = kernel.open_panel()
-    yield comm_id
-    kernel.close_panel(comm_id)
-
-
-def _results(server) -> list[str]:
-    messages = server.requests[-1].messages
-    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
-    return [m["content"] for m in messages[last:] if m["role"] == "tool"]
 
 
 def _cell(cell_id: str, source: str, tags: list[str] | None = None) -> dict[str, Any]:
@@ -102,7 +89,7 @@ def test_a_cell_it_inserted_runs_like_python_its_outputs_sent_to_the_cell(kernel
         assert kernel.run("%%forge\nWrite and run a cell.", on_comm=page).status == "ok"
     finally:
         kernel.run("%config Forge.permissions = []")
-    [listing] = _results(server)
+    [listing] = tool_results(server)
     assert "id new-1 · ran by notebook_run" in listing and "ok" in listing, listing
     result = [m["content"] for m in server.requests[-2].messages if m["role"] == "tool"][-1]
     assert "Ran cell new-1" in result and "hello" in result and "42" in result, result
@@ -127,7 +114,7 @@ def test_the_persons_cell_and_a_marked_one_ask_with_their_source_even_where_allo
         assert kernel.run("%%forge\nRun both.", on_comm=page).status == "ok"
     finally:
         kernel.run("%config Forge.permissions = []")
-    theirs, marked = _results(server)
+    theirs, marked = tool_results(server)
     shown = {a["input"]["cell_id"]: a for a in page.asks}
     assert shown["theirs"]["input"]["source"] == "total = 1 + 1\ntotal"
     assert "not one you wrote" in shown["theirs"]["rule"]
@@ -142,7 +129,7 @@ def test_a_long_run_answers_still_running_and_its_outputs_land_later(kernel, ser
     server.add(Turn([tool_call("notebook_run", {"cell_id": "slow"})]), Turn.text("Waiting."))
     page = Page(kernel, panel, [_cell("slow", code)])
     assert kernel.run("%%forge\nRun the slow cell.", on_comm=page).status == "ok"
-    [result] = _results(server)
+    [result] = tool_results(server)
     assert "still running after 1 s" in result and "first" in result, result
     assert "second" not in result
     landed = _text(_ended(kernel, page, "slow"))
@@ -181,7 +168,7 @@ def test_an_unknown_cell_id_is_a_clear_error(kernel, server, panel):
     server.add(Turn([tool_call("notebook_run", {"cell_id": "gone-1"})]), Turn.text("Gone."))
     page = Page(kernel, panel, [_cell("other", "1")])
     assert kernel.run("%%forge\nRun it.", on_comm=page).status == "ok"
-    [result] = _results(server)
+    [result] = tool_results(server)
     assert "no cell with id 'gone-1'" in result and "notebook_read" in result
 
 
@@ -211,6 +198,6 @@ def test_code_a_tool_runs_cannot_start_forge_again_however_spelled(kernel, serve
     python_results = [m["content"] for m in requests[-2].messages if m["role"] == "tool"][-len(NESTED):]
     for code, result in zip(NESTED, python_results, strict=True):
         assert "forge cannot" in result and "the python tool runs" in result, (code, result)
-    [run_result] = _results(server)
+    [run_result] = tool_results(server)
     assert "forge cannot run a %%forge cell from code the notebook_run tool runs" in run_result
     assert len(requests) - asked == 4  # no other turn asked the model anything

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from forge_jupyter.testing import FakeModelServer, Turn, tool_call
-from tests.notebook.panel_kernel import PanelKernel
+from tests.notebook.panel_kernel import PanelKernel, tool_results
 from tests.notebook.replay_nb import notebook, run, shown
 
 CELL_TOOLS = {"notebook_insert", "notebook_edit", "notebook_delete", "notebook_move"}
@@ -32,22 +32,8 @@ def kernel(model_server, tmp_path_factory):
     k.close()
 
 
-@pytest.fixture
-def panel(kernel):
-    comm_id = kernel.open_panel()
-    yield comm_id
-    kernel.close_panel(comm_id)
-
-
 def _offered(request) -> set[str]:
     return {t["function"]["name"] for t in request.body.get("tools", [])}
-
-
-def _results(server) -> list[str]:
-    """The tool results the last request carried after its last assistant message."""
-    messages = server.requests[-1].messages
-    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
-    return [m["content"] for m in messages[last:] if m["role"] == "tool"]
 
 
 class Page:
@@ -108,7 +94,7 @@ def test_an_insert_goes_to_the_page_after_the_persons_yes_and_the_model_reads_wh
     assert insert["session_id"].startswith("ses_") and insert["change_id"].startswith("chg_")
     assert (edit["edit"], edit["cell_id"], edit["source"]) == ("edit", "c-plot", "df.plot()")
     assert insert["change_id"] != edit["change_id"]
-    [result] = _results(server)
+    [result] = tool_results(server)
     assert "Edited cell c-plot (now #2)" in result and "staged for the person's review" in result
     earlier = json.dumps([m for m in server.requests[-2].messages if m["role"] == "tool"])
     assert "Inserted cell c-new (now #2)" in earlier
@@ -120,7 +106,7 @@ def test_a_stale_or_foreign_cell_id_gets_the_pages_reason_and_how_to_get_ids(ker
         "ok": False, "error": "no cell with id 'from-other-nb' in this notebook (a.ipynb)",
         "cell_id": "", "index": -1, "staged": False})
     assert kernel.run("%%forge\nDelete it.", on_comm=page).status == "ok"
-    [result] = _results(server)
+    [result] = tool_results(server)
     assert "no cell with id 'from-other-nb' in this notebook (a.ipynb)" in result
     assert "call it with no arguments" in result and "another notebook's ids do not work" in result
 
@@ -135,7 +121,7 @@ def test_bad_sources_and_ids_are_refused_before_the_page_sees_them(kernel, serve
     assert kernel.run("%%forge\nTry.", on_comm=page).status == "ok"
     # a cell that calls forge is text until it runs (run in a turn, test_cell_run.py refuses it)
     assert [e["source"] for e in page.edits] == ["%%forge\nagain"]
-    forge, huge, binary, bad_id = _results(server)
+    forge, huge, binary, bad_id = tool_results(server)
     assert "Inserted cell c-x" in forge
     assert "100,001 characters; a cell may hold at most 100,000" in huge and "x" * 200 not in huge
     assert "binary control characters" in binary
@@ -147,7 +133,7 @@ def test_a_page_that_does_not_answer_or_closes_mid_edit_is_a_clear_error(kernel,
     server.add(Turn([tool_call("notebook_delete", {"cell_id": "c-1"})]), Turn.text("Waited."))
     page = Page(kernel, comm_id)  # never answers
     assert kernel.run("%%forge\nDelete.", on_comm=page).status == "ok"
-    [result] = _results(server)
+    [result] = tool_results(server)
     assert "did not apply the change within 1 s" in result and "notebook_read" in result
 
     def close(cid: str, data: dict[str, Any]) -> None:  # the notebook is closed meanwhile
@@ -159,7 +145,7 @@ def test_a_page_that_does_not_answer_or_closes_mid_edit_is_a_clear_error(kernel,
 
     server.add(Turn([tool_call("notebook_delete", {"cell_id": "c-1"})]), Turn.text("Closed."))
     assert kernel.run("%%forge\nDelete.", on_comm=close).status == "ok"
-    [result] = _results(server)
+    [result] = tool_results(server)
     assert "Nothing was changed: the notebook's page closed before it applied the change" in result
 
 

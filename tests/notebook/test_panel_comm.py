@@ -32,15 +32,6 @@ def kernel(model_server, tmp_path_factory):
     k.close()
 
 
-@pytest.fixture
-def panel(kernel):
-    """A panel attached for one test (closed after it), its info already received."""
-    comm_id = kernel.open_panel()
-    assert kernel.received[comm_id][0]["kind"] == "info"
-    yield comm_id
-    kernel.close_panel(comm_id)
-
-
 def of(messages: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [m for m in messages if m["kind"] == kind]
 
