@@ -10,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 
 import type { ForgePanel } from '../panel/panel';
 import { h } from '../render/dom.js';
-import { RevertTarget, revertButton, revertLine, setTurnReverter } from '../render/revert.js';
+import { RevertTarget, isForgeControl, revertButton, revertLine, setTurnReverter } from '../render/revert.js';
 
 const CHOICES: [string, 'code' | 'conversation' | 'both'][] = [
   ['Code', 'code'], ['Conversation', 'conversation'], ['Code and conversation', 'both']];
@@ -55,8 +55,8 @@ async function revert(panel: ForgePanel, nb: NotebookPanel, target: RevertTarget
 function decorate(nb: NotebookPanel): void {
   const add = (): void => {
     for (const header of nb.content.node.querySelectorAll<HTMLElement>('.forge-record > .forge-header')) {
-      if (header.querySelector(':scope > .forge-revert')) {
-        continue;
+      if ([...header.children].some(isForgeControl)) {
+        continue; // ours already (a look-alike in the record's own markup does not count)
       }
       const cell = header.closest<HTMLElement>('.jp-Cell');
       const widget = nb.content.widgets.find(c => c.node === cell);

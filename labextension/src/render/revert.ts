@@ -36,7 +36,18 @@ export function revertButton(target: () => RevertTarget | null): HTMLButtonEleme
     const t = target();
     if (t && reverter) reverter(button, t);
   };
+  // A property, not an attribute: markup in an output (the record is untrusted HTML) cannot
+  // set it, so this button is told from anything a turn's content could draw.
+  Object.defineProperty(button, FORGE_CONTROL, { value: true });
   return button;
+}
+
+/** The property forge's own controls in an output carry (the record's Revert button). */
+export const FORGE_CONTROL = "forgeControl";
+
+/** Whether `el` is one of forge's own controls, not markup of the output's. */
+export function isForgeControl(el: Element): boolean {
+  return (el as unknown as Record<string, unknown>)[FORGE_CONTROL] === true;
 }
 
 const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,100}$/;
