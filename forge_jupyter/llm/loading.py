@@ -7,6 +7,7 @@ local copy (``LITELLM_LOCAL_MODEL_COST_MAP``), so nothing waits on the network.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -32,13 +33,24 @@ def litellm() -> Any:
     return _litellm
 
 
+_counting = 0  # counts in progress: the switch goes off again when the last one ends
+_counting_guard = threading.Lock()
+
+
 @contextmanager
 def counting() -> Iterator[Any]:
     """litellm with its token counter on, for a count forge asks for itself (usage.py, the
-    benchmarks): off otherwise, see ``litellm()``."""
+    benchmarks): off otherwise, see ``litellm()``. Counts in two threads at once both count
+    (the first to end does not turn the counter off under the other)."""
+    global _counting
     module = litellm()
-    module.disable_token_counter = False
+    with _counting_guard:
+        _counting += 1
+        module.disable_token_counter = False
     try:
         yield module
     finally:
-        module.disable_token_counter = True
+        with _counting_guard:
+            _counting -= 1
+            if not _counting:
+                module.disable_token_counter = True
