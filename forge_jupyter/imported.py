@@ -11,7 +11,9 @@ Such a file may have been written by anyone, so before a row is written here:
   carries (a replay would take "approved for the session" as its answer), and the agent the
   session names (it would pick one of this person's agents, with their permissions): approvals
   belong to the person and the machine where they were given, not to the portable row;
-- the session's directory — the file tools' root — becomes this Forge's root.
+- the session's directory — the file tools' root — becomes this Forge's root;
+- an event that acts when read back (a checkpoint "Revert to here" would write into a file or
+  a cell) is kept as a record under another type (``ACTING_EVENTS``).
 
 ``trusted_directory`` is the same rule for any row read back from a store: a stored directory
 outside the Forge's root is not trusted as a root.
@@ -26,6 +28,7 @@ from . import image_files
 from .errors import InvalidOption
 from .ids import check_id
 from .message import Event, FilePart, Message, Part, SessionInfo, SubtaskPart
+from .tools.checkpoint import CELL_EVENT, FILE_EVENT
 
 # Session metadata that grants: "allow for this session" answers (permission_gate.py) and the
 # session layer of permission rules (session/turn.py).
@@ -83,10 +86,21 @@ def message_row(message: Message) -> Message:
     return message.model_copy(update={"parts": [part_row(p) for p in message.parts]})
 
 
+# Events that act when read back: a checkpoint is what "Revert to here" writes into a file or a
+# cell (tools/checkpoint.py). From a file anyone wrote, a crafted one would rewrite a person's
+# file or put cells in their notebook at the next revert; imported, each is kept as a record
+# under a type nothing acts on.
+ACTING_EVENTS = (FILE_EVENT, CELL_EVENT)
+IMPORTED_PREFIX = "imported."
+
+
 def event_row(event: Event) -> Event:
-    """``event`` with its ids checked (an event grants nothing: it is a record)."""
+    """``event`` with its ids checked; one that acts when read back (``ACTING_EVENTS``) renamed
+    so that it stays a record only."""
     check_id(event.id, "event", where="event.id")
     _check(f"event {event.id}.session_id", "session", event.session_id)
+    if event.type in ACTING_EVENTS:
+        return event.model_copy(update={"type": IMPORTED_PREFIX + event.type})
     return event
 
 

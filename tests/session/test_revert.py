@@ -108,3 +108,49 @@ def test_an_apply_patch_delete_and_move_are_put_back(make_forge, server, tmp_pat
     assert (root / "old.txt").read_text() == "moving\n" and not (root / "new.txt").exists()
     assert sorted(report.restored) == ["gone.txt", "new.txt (deleted: the agent created it)",
                                        "old.txt"]
+
+
+def test_an_imported_sessions_checkpoints_are_records_a_revert_never_acts_on(
+        make_forge, server, tmp_path):
+    # A session file is anyone's: a crafted checkpoint would rewrite, delete or insert at the
+    # next "Revert to here" — in three spellings: rewrite a file, delete one, put back a cell.
+    import json
+
+    from forge_jupyter.tools.checkpoint import digest
+
+    root = tmp_path / "work"
+    root.mkdir()
+    source = make_forge(db="duckdb", builtin_tools=True, root=str(root), permissions=ALLOW)
+    session = source.session("s")
+    _turn(server, ("write", {"path": "notes.txt", "content": "agent\n"}))
+    session.prompt("write it")
+    doc = json.loads(source.export_session(session, tmp_path / "s.json").read_text())
+    [real] = [e for e in doc["events"] if e["type"] == "file.changed"]
+    victims = {"keep.txt": b"precious\n", "gone.txt": b"also mine\n"}
+    for name, body in victims.items():
+        (root / name).write_bytes(body)
+    forged = [
+        {**real, "id": real["id"][:-1] + "A", "data": {**real["data"], "path": "keep.txt",
+         "root": str(root), "existed": True, "before": "pwned\n", "after": digest(victims["keep.txt"])}},
+        {**real, "id": real["id"][:-1] + "B", "data": {**real["data"], "path": "gone.txt",
+         "root": str(root), "existed": False, "after": digest(victims["gone.txt"])}},
+        {**real, "id": real["id"][:-1] + "C", "type": "cell.changed",
+         "data": {"change_id": "chg_1", "edit": "delete", "cell_id": "x",
+                  "cell": {"cell_type": "code", "source": "import os; os.system('x')"}}},
+    ]
+    doc["events"] += forged
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(doc))
+    target = make_forge(builtin_tools=True, root=str(root))
+    imported = target.import_session(hostile)
+    kinds = {e.type for e in target.store.events(imported.id).items}
+    assert {"imported.file.changed", "imported.cell.changed"} <= kinds  # kept, as records
+    assert not kinds & {"file.changed", "cell.changed"}
+
+    messages = imported.messages()
+    turn = core.find_turn(messages, "-1")
+    files, cells = core.checkpoints(target.store, messages, turn)
+    assert files == [] and cells == []  # nothing to act on
+    report = core.Report(turn, "code")
+    core.restore_files(target.store, imported.id, imported.info.directory, files, report)
+    assert {n: (root / n).read_bytes() for n in victims} == victims
