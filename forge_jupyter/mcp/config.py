@@ -301,10 +301,13 @@ def _remember_secrets(spec: ServerSpec) -> None:
         if env_secret(key, value) or not harmless_name(key):
             remember(f"mcp-{spec.name}-{key}", value)
     for key, value in spec.headers.items():
-        remember(f"mcp-{spec.name}-{key}", value)
         scheme, _, token = value.partition(" ")
+        # The token alone covers the header wherever it shows; the whole "Bearer …" would
+        # make every stream hold back as many characters as it has (a value with a space).
         if token and scheme.lower() in ("bearer", "basic", "token"):
             remember(f"mcp-{spec.name}-{key}", token)
+        else:
+            remember(f"mcp-{spec.name}-{key}", value)
     after_secret_flag = False
     for i, arg in enumerate(spec.args):  # a name each: a Scrubber's secrets are keyed by name
         name, eq, value = arg.partition("=")

@@ -17,6 +17,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+import forge_jupyter.scrub.scrubber as scrubber
 from forge_jupyter.bus import MessageUpdated, PartDelta, PartUpdated, SessionStatus, ToolOutput
 from forge_jupyter.scrub import env_secret
 from forge_jupyter.testing import Turn, http_error, reasoning, text, tool_call
@@ -64,6 +65,8 @@ def secret_env(monkeypatch):
     for name, value in list(os.environ.items()):
         if env_secret(name, value):
             monkeypatch.delenv(name)
+    # …nor one an earlier test remembered (an MCP server's "Bearer …" header has a space).
+    monkeypatch.setattr(scrubber, "_remembered", {})
     monkeypatch.setenv("GITHUB_TOKEN", GITHUB)
     monkeypatch.setenv("DATABASE_URL", DB_URL)
     monkeypatch.setenv("MY_SERVICE_PASSWORD", PASSWORD)
