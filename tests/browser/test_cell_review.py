@@ -193,3 +193,55 @@ def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks
     assert saved.cells[2].id == ids[2]  # the deleted cell back whole, its id too
     assert "forge_review" not in json.dumps(saved.dict())
     assert not page.forge_errors
+
+
+def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping_the_chat(page, lab,
+                                                                                        script):
+    # Item 5 from the side panel: two prompts sent there change cells and a file; the first
+    # turn's "Revert to here", code only, takes back both turns' changes (newest first) and
+    # leaves the conversation as it was.
+    name = "revert_panel.ipynb"
+    lab.write_notebook(name, ["x = 1", "y = 2", LOAD])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    script.add(Turn([tool_call("notebook_insert", {"source": "w = 0", "after_id": ids[0]}, id="i"),
+                     tool_call("write", {"path": "made.txt", "content": "by the agent\n"}, id="w")]),
+               Turn.text("Inserted w and wrote made.txt."),
+               Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 20"}, id="e")]),
+               Turn.text("Set y to 20."))
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()
+    nb.run_cell(2)
+    nb.wait_idle(2)
+    panel.wait_state("attached")
+    for prompt, count in (("Add w and a file.", 1), ("Now y.", 2)):
+        panel.send(prompt)
+        panel.turns().nth(count - 1).wait_for()
+        panel.wait_turn_done(panel.turn(count - 1))
+    # the first turn's change still pending beside the second's: one review of both
+    panel.tid("review-count").filter(has_text="2 cell changes to review").wait_for()
+    panel.tid("review-accept-all").click()
+    panel.tid("review-strip").wait_for(state="hidden")
+    made = lab.root / "made.txt"
+    assert made.read_text() == "by the agent\n"
+    assert _sources(page) == ["x = 1", "w = 0", "y = 20", LOAD]
+
+    panel.turn(0).locator("[data-testid=revert-turn]").click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Code", exact=True).click()
+    result = page.locator("[data-testid=revert-result]")
+    result.wait_for(timeout=60_000)
+    said = result.inner_text()
+    assert said.startswith("Reverted to turn 1 (“Add w and a file.”): code only, the conversation kept.")
+    assert "restored: made.txt (deleted: the agent created it)" in said
+    assert f"restored: edited cell {ids[1]}" in said and "restored: inserted cell" in said
+    assert "not restored" not in said and "continues in session" not in said
+    assert "kernel's variables" in said
+    page.locator(".jp-Dialog button", has_text="OK").click()
+    assert _sources(page) == ["x = 1", "y = 2", LOAD]
+    assert not made.exists()
+    assert panel.turns().count() == 2  # the conversation kept: both turns still in the chat
+    nb.save()
+    saved = lab.read_notebook(name)
+    assert [c.source for c in saved.cells] == ["x = 1", "y = 2", LOAD]
+    assert [c.id for c in saved.cells] == ids
+    assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
