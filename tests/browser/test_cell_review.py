@@ -7,7 +7,10 @@ survive a reload of the page; and what the agent ran becomes cells when the pers
 from __future__ import annotations
 
 import json
+import threading
+import time
 
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.testing import Turn, tool_call
 from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
@@ -244,4 +247,73 @@ def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping
     assert [c.source for c in saved.cells] == ["x = 1", "y = 2", LOAD]
     assert [c.id for c in saved.cells] == ids
     assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
+
+
+def _reviews(lab, session_name: str, want: int) -> list[tuple[str, str]]:
+    """The (edit, decision) of the session's cell.reviewed events, once there are ``want``."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            store = DuckDBStore(lab.db)
+            try:
+                sid = store.find_session(session_name).id
+                got = sorted((e.data["edit"], e.data["decision"])
+                             for e in store.events(sid, type="cell.reviewed").items)
+            finally:
+                store.close()
+        except Exception:  # the kernel writing the file this moment
+            got = []
+        if len(got) >= want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+def test_two_turns_editing_at_once_keep_each_others_pending_changes(page, lab, script):
+    # Two sessions' turns at once in one notebook: `%%forge --async` (alpha) is still running
+    # when a second cell's turn (beta) edits the very cell alpha edited. Neither resolves the
+    # other's changes; the cell is one review against the person's source; Reject restores it,
+    # and each decision is recorded in the session whose change it was.
+    name = "two_turns.ipynb"
+    alpha, beta = forge_cell("Alpha.", "--async --new -s alpha"), forge_cell("Beta.", "--new -s beta")
+    lab.write_notebook(name, ["x = 1", "y = 2", LOAD, alpha, beta])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    gate = threading.Event()  # alpha's last model step waits until beta's turn is over
+    script.add(Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 'alpha'"}, id="a1"),
+                     tool_call("notebook_insert", {"source": "a = 1", "after_id": ids[0]}, id="a2")]),
+               lambda req: (gate.wait(60), Turn.text("Alpha done."))[1],
+               Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 'beta'"}, id="b1")]),
+               Turn.text("Beta done."))
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()
+    nb.run_cell(2)
+    nb.wait_idle(2)
+    panel.wait_state("attached")
+    asked = len(script.requests)
+    try:
+        nb.run_cell(3)
+        panel.tid("review-count").filter(has_text="2 cell changes to review").wait_for(timeout=60_000)
+        while len(script.requests) < asked + 2:  # alpha is waiting on its next model step
+            time.sleep(0.05)
+        nb.run_cell(5)
+        _wait_cell_done(page, ids[4])
+        assert _sources(page)[:3] == ["x = 1", "a = 1", "y = 'beta'"]
+        # beta's edit joined alpha's review of the cell: one bar, its diff against y = 2
+        assert _bar(nb, 2).locator("[data-testid=review-diff]").inner_text().splitlines() == [
+            "- y = 2", "+ y = 'beta'"]
+        assert panel.tid("review-count").inner_text() == "2 cell changes to review"
+    finally:
+        gate.set()
+    nb.cell(4).get_by_text("Alpha done.").wait_for(timeout=60_000)  # its cell, one down since the insert
+    assert panel.tid("review-count").inner_text() == "2 cell changes to review"  # still pending
+
+    _bar(nb, 2).locator("[data-testid=review-reject]").click()  # both turns' edits of y undone
+    _bar(nb, 1).locator("[data-testid=review-accept]").click()  # alpha's new cell kept
+    panel.tid("review-strip").wait_for(state="hidden")
+    nb.save()
+    saved = lab.read_notebook(name)
+    assert [c.source for c in saved.cells] == ["x = 1", "a = 1", "y = 2", LOAD, alpha, beta]
+    assert "forge_review" not in json.dumps(saved.dict())
+    assert _reviews(lab, "alpha", 2) == [("edit", "rejected"), ("insert", "accepted")]
+    assert _reviews(lab, "beta", 1) == [("edit", "rejected")]
     assert not page.forge_errors
