@@ -7,31 +7,11 @@ survive a reload of the page; and what the agent ran becomes cells when the pers
 from __future__ import annotations
 
 import json
-import threading
-import time
 
-from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.testing import Turn, tool_call
 from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
-
-LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow', 'write:*=allow']"
-
-
-def _sources(page) -> list[str]:
-    return page.evaluate(f"() => {PANEL}.content.widgets.map(w => w.model.sharedModel.getSource())")
-
-
-def _wait_cell_done(page, cell_id: str) -> None:
-    """The cell with ``cell_id`` (wherever it moved) has run to its end."""
-    page.wait_for_function(f"""() => {{
-        const c = {PANEL}.content.widgets.find(w => w.model.id === {cell_id!r});
-        return c && c.model.executionCount !== null && !c.promptNode.textContent.includes('*');
-    }}""", timeout=90_000)
-
-
-def _bar(nb: NotebookPage, index: int):
-    return nb.cell(index).locator("[data-testid=review-bar]")
+from tests.browser.review_page import LOAD, bar, sources, wait_cell_done
 
 
 def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage, list[str]]:
@@ -45,7 +25,7 @@ def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage
     nb.wait_idle(3)
     panel.wait_state("attached")
     nb.run_cell(4)
-    _wait_cell_done(page, ids[4])
+    wait_cell_done(page, ids[4])
     return nb, panel, ids
 
 
@@ -58,15 +38,15 @@ def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided
     ])
     results = [m["content"] for m in script.requests[-1].messages if m["role"] == "tool"]
     assert all("staged for the person's review" in r for r in results), results
-    assert _sources(page)[:3] == ["x = 1", "w = 0", "y = 20\nprint(y)"]
+    assert sources(page)[:3] == ["x = 1", "w = 0", "y = 20\nprint(y)"]
     # what the page shows: the inserted cell marked, the edited one with its diff, the count
-    assert _bar(nb, 1).get_attribute("data-kind") == "insert"
-    assert "Forge inserted this cell" in _bar(nb, 1).inner_text()
-    assert _bar(nb, 2).get_attribute("data-kind") == "edit"
-    diff = _bar(nb, 2).locator("[data-testid=review-diff]").inner_text()
+    assert bar(nb, 1).get_attribute("data-kind") == "insert"
+    assert "Forge inserted this cell" in bar(nb, 1).inner_text()
+    assert bar(nb, 2).get_attribute("data-kind") == "edit"
+    diff = bar(nb, 2).locator("[data-testid=review-diff]").inner_text()
     assert diff.splitlines() == ["- y = 2", "+ y = 20", "+ print(y)"]
     assert "forge-review-pending" in (nb.cell(2).get_attribute("class") or "")
-    assert _bar(nb, 0).count() == 0
+    assert bar(nb, 0).count() == 0
     assert panel.tid("review-count").inner_text() == "3 cell changes to review"
     assert "z = 3" in panel.tid("review-deleted").inner_text()
     for theme in in_both_themes(page):  # the pictures of docs/notebook-workspace.md
@@ -82,13 +62,13 @@ def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided
     nb = NotebookPage(page, lab, "review.ipynb").open()
     panel = PanelPage(page).open()
     panel.tid("review-count").filter(has_text="3 cell changes").wait_for()
-    assert _bar(nb, 2).locator("[data-testid=review-diff]").count() == 1
+    assert bar(nb, 2).locator("[data-testid=review-diff]").count() == 1
 
-    _bar(nb, 1).locator("[data-testid=review-accept]").click()  # keep the inserted cell
-    _bar(nb, 2).locator("[data-testid=review-reject]").click()  # the edit undone
+    bar(nb, 1).locator("[data-testid=review-accept]").click()  # keep the inserted cell
+    bar(nb, 2).locator("[data-testid=review-reject]").click()  # the edit undone
     panel.tid("review-deleted").locator("button", has_text="Reject").click()  # z comes back
     panel.tid("review-strip").wait_for(state="hidden")
-    assert _bar(nb, 1).count() == 0 and _bar(nb, 2).count() == 0
+    assert bar(nb, 1).count() == 0 and bar(nb, 2).count() == 0
     nb.save()
     saved = lab.read_notebook("review.ipynb")
     assert [c.source for c in saved.cells][:4] == ["x = 1", "w = 0", "y = 2", "z = 3"]
@@ -102,11 +82,11 @@ def test_a_move_rejected_moves_back_and_a_persons_own_edit_accepts_the_change(pa
         ("notebook_move", lambda ids: {"cell_id": ids[0], "after_id": ids[2]}),
         ("notebook_edit", lambda ids: {"cell_id": ids[1], "source": "y = 'agent'"}),
     ])
-    assert _sources(page)[:3] == ["y = 'agent'", "z = 3", "x = 1"]
+    assert sources(page)[:3] == ["y = 'agent'", "z = 3", "x = 1"]
     assert panel.tid("review-count").inner_text() == "2 cell changes to review"
     # The person types into the edited cell: it is theirs now (accepted with their edits).
     page.evaluate(f"() => {PANEL}.content.widgets[0].model.sharedModel.setSource(\"y = 'mine'\")")
-    _bar(nb, 0).wait_for(state="detached")
+    bar(nb, 0).wait_for(state="detached")
     panel.tid("review-count").filter(has_text="1 cell change to review").wait_for()
     panel.tid("review-reject-all").click()
     panel.tid("review-strip").wait_for(state="hidden")
@@ -132,7 +112,7 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     nb.wait_idle(0)
     panel.wait_state("attached")
     nb.run_cell(1)
-    _wait_cell_done(page, ids[1])
+    wait_cell_done(page, ids[1])
     turn = panel.turn()
     panel.wait_turn_done(turn)
     card = turn.locator("[data-testid=tool][data-tool=python]")
@@ -143,7 +123,7 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     turn.locator("[data-testid=code-insert]").click()
     assert turn.locator("[data-testid=code-insert]").get_attribute("data-label") == "Inserted"
     assert "Insert" not in block.inner_text() and "Copy" not in block.inner_text()  # no text of it
-    assert _sources(page) == [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
+    assert sources(page) == [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
                               forge_cell("Compute it."), "print(6 * 7)", "answer = 6 * 7"]
     nb.save()
     saved = lab.read_notebook(name)
@@ -170,7 +150,7 @@ def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks
     assert made.read_text() == "by the agent\n"
     panel.tid("review-accept-all").click()
     panel.tid("review-strip").wait_for(state="hidden")
-    assert _sources(page)[:3] == ["x = 1", "w = 0", "y = 20"]
+    assert sources(page)[:3] == ["x = 1", "w = 0", "y = 20"]
     assert panel.turn().locator("[data-testid=revert-turn]").is_visible()  # on the panel's turn too
 
     nb.cell(4).locator(".forge-record [data-testid=revert-turn]").click()
@@ -188,7 +168,7 @@ def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks
     assert "restored: inserted cell" in said and f"restored: deleted cell {ids[2]}" in said
     assert "continues in session" in said and "kernel's variables" in said
     page.locator(".jp-Dialog button", has_text="OK").click()
-    assert _sources(page)[:4] == ["x = 1", "y = 2", "z = 3", LOAD]
+    assert sources(page)[:4] == ["x = 1", "y = 2", "z = 3", LOAD]
     assert not made.exists()
     nb.save()
     saved = lab.read_notebook("revert.ipynb")
@@ -226,7 +206,7 @@ def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping
     panel.tid("review-strip").wait_for(state="hidden")
     made = lab.root / "made.txt"
     assert made.read_text() == "by the agent\n"
-    assert _sources(page) == ["x = 1", "w = 0", "y = 20", LOAD]
+    assert sources(page) == ["x = 1", "w = 0", "y = 20", LOAD]
 
     panel.turn(0).locator("[data-testid=revert-turn]").click()
     page.locator(".jp-Dialog").get_by_role("button", name="Code", exact=True).click()
@@ -239,7 +219,7 @@ def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping
     assert "not restored" not in said and "continues in session" not in said
     assert "kernel's variables" in said
     page.locator(".jp-Dialog button", has_text="OK").click()
-    assert _sources(page) == ["x = 1", "y = 2", LOAD]
+    assert sources(page) == ["x = 1", "y = 2", LOAD]
     assert not made.exists()
     assert panel.turns().count() == 2  # the conversation kept: both turns still in the chat
     nb.save()
@@ -247,73 +227,4 @@ def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping
     assert [c.source for c in saved.cells] == ["x = 1", "y = 2", LOAD]
     assert [c.id for c in saved.cells] == ids
     assert "forge_review" not in json.dumps(saved.dict())
-    assert not page.forge_errors
-
-
-def _reviews(lab, session_name: str, want: int) -> list[tuple[str, str]]:
-    """The (edit, decision) of the session's cell.reviewed events, once there are ``want``."""
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            store = DuckDBStore(lab.db)
-            try:
-                sid = store.find_session(session_name).id
-                got = sorted((e.data["edit"], e.data["decision"])
-                             for e in store.events(sid, type="cell.reviewed").items)
-            finally:
-                store.close()
-        except Exception:  # the kernel writing the file this moment
-            got = []
-        if len(got) >= want or time.monotonic() > deadline:
-            return got
-        time.sleep(0.2)
-
-
-def test_two_turns_editing_at_once_keep_each_others_pending_changes(page, lab, script):
-    # Two sessions' turns at once in one notebook: `%%forge --async` (alpha) is still running
-    # when a second cell's turn (beta) edits the very cell alpha edited. Neither resolves the
-    # other's changes; the cell is one review against the person's source; Reject restores it,
-    # and each decision is recorded in the session whose change it was.
-    name = "two_turns.ipynb"
-    alpha, beta = forge_cell("Alpha.", "--async --new -s alpha"), forge_cell("Beta.", "--new -s beta")
-    lab.write_notebook(name, ["x = 1", "y = 2", LOAD, alpha, beta])
-    ids = [c.id for c in lab.read_notebook(name).cells]
-    gate = threading.Event()  # alpha's last model step waits until beta's turn is over
-    script.add(Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 'alpha'"}, id="a1"),
-                     tool_call("notebook_insert", {"source": "a = 1", "after_id": ids[0]}, id="a2")]),
-               lambda req: (gate.wait(60), Turn.text("Alpha done."))[1],
-               Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 'beta'"}, id="b1")]),
-               Turn.text("Beta done."))
-    nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()
-    nb.run_cell(2)
-    nb.wait_idle(2)
-    panel.wait_state("attached")
-    asked = len(script.requests)
-    try:
-        nb.run_cell(3)
-        panel.tid("review-count").filter(has_text="2 cell changes to review").wait_for(timeout=60_000)
-        while len(script.requests) < asked + 2:  # alpha is waiting on its next model step
-            time.sleep(0.05)
-        nb.run_cell(5)
-        _wait_cell_done(page, ids[4])
-        assert _sources(page)[:3] == ["x = 1", "a = 1", "y = 'beta'"]
-        # beta's edit joined alpha's review of the cell: one bar, its diff against y = 2
-        assert _bar(nb, 2).locator("[data-testid=review-diff]").inner_text().splitlines() == [
-            "- y = 2", "+ y = 'beta'"]
-        assert panel.tid("review-count").inner_text() == "2 cell changes to review"
-    finally:
-        gate.set()
-    nb.cell(4).get_by_text("Alpha done.").wait_for(timeout=60_000)  # its cell, one down since the insert
-    assert panel.tid("review-count").inner_text() == "2 cell changes to review"  # still pending
-
-    _bar(nb, 2).locator("[data-testid=review-reject]").click()  # both turns' edits of y undone
-    _bar(nb, 1).locator("[data-testid=review-accept]").click()  # alpha's new cell kept
-    panel.tid("review-strip").wait_for(state="hidden")
-    nb.save()
-    saved = lab.read_notebook(name)
-    assert [c.source for c in saved.cells] == ["x = 1", "a = 1", "y = 2", LOAD, alpha, beta]
-    assert "forge_review" not in json.dumps(saved.dict())
-    assert _reviews(lab, "alpha", 2) == [("edit", "rejected"), ("insert", "accepted")]
-    assert _reviews(lab, "beta", 1) == [("edit", "rejected")]
     assert not page.forge_errors
