@@ -287,8 +287,12 @@ class PanelHub:
 
     def _reviewed(self, comm: Any, command: proto.CellReviewed) -> None:
         """The person's decision on a staged change, recorded in its session like an answer to
-        an approval (an event row, who and when)."""
+        an approval (an event row, who and when). Forge is built for it if no cell or warm-up
+        has yet: a decision the page kept while the kernel restarted arrives at once after
+        ``%load_ext``."""
         forge = proto.built_forge(self.controller)
+        if forge is None and self.controller is not None and not self.controller.closed:
+            forge = self.controller.forge
         if forge is None:
             self._send(comm, proto.notice("That review was not recorded: forge is not loaded "
                                           "in this kernel any more."))

@@ -11,24 +11,7 @@ import json
 from forge_jupyter.testing import Turn, tool_call
 from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
-
-LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow', 'write:*=allow']"
-
-
-def _sources(page) -> list[str]:
-    return page.evaluate(f"() => {PANEL}.content.widgets.map(w => w.model.sharedModel.getSource())")
-
-
-def _wait_cell_done(page, cell_id: str) -> None:
-    """The cell with ``cell_id`` (wherever it moved) has run to its end."""
-    page.wait_for_function(f"""() => {{
-        const c = {PANEL}.content.widgets.find(w => w.model.id === {cell_id!r});
-        return c && c.model.executionCount !== null && !c.promptNode.textContent.includes('*');
-    }}""", timeout=90_000)
-
-
-def _bar(nb: NotebookPage, index: int):
-    return nb.cell(index).locator("[data-testid=review-bar]")
+from tests.browser.review_page import LOAD, bar, sources, wait_cell_done
 
 
 def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage, list[str]]:
@@ -42,7 +25,7 @@ def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage
     nb.wait_idle(3)
     panel.wait_state("attached")
     nb.run_cell(4)
-    _wait_cell_done(page, ids[4])
+    wait_cell_done(page, ids[4])
     return nb, panel, ids
 
 
@@ -55,15 +38,15 @@ def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided
     ])
     results = [m["content"] for m in script.requests[-1].messages if m["role"] == "tool"]
     assert all("staged for the person's review" in r for r in results), results
-    assert _sources(page)[:3] == ["x = 1", "w = 0", "y = 20\nprint(y)"]
+    assert sources(page)[:3] == ["x = 1", "w = 0", "y = 20\nprint(y)"]
     # what the page shows: the inserted cell marked, the edited one with its diff, the count
-    assert _bar(nb, 1).get_attribute("data-kind") == "insert"
-    assert "Forge inserted this cell" in _bar(nb, 1).inner_text()
-    assert _bar(nb, 2).get_attribute("data-kind") == "edit"
-    diff = _bar(nb, 2).locator("[data-testid=review-diff]").inner_text()
+    assert bar(nb, 1).get_attribute("data-kind") == "insert"
+    assert "Forge inserted this cell" in bar(nb, 1).inner_text()
+    assert bar(nb, 2).get_attribute("data-kind") == "edit"
+    diff = bar(nb, 2).locator("[data-testid=review-diff]").inner_text()
     assert diff.splitlines() == ["- y = 2", "+ y = 20", "+ print(y)"]
     assert "forge-review-pending" in (nb.cell(2).get_attribute("class") or "")
-    assert _bar(nb, 0).count() == 0
+    assert bar(nb, 0).count() == 0
     assert panel.tid("review-count").inner_text() == "3 cell changes to review"
     assert "z = 3" in panel.tid("review-deleted").inner_text()
     for theme in in_both_themes(page):  # the pictures of docs/notebook-workspace.md
@@ -79,13 +62,13 @@ def test_staged_edits_show_their_diff_survive_a_reload_and_save_what_was_decided
     nb = NotebookPage(page, lab, "review.ipynb").open()
     panel = PanelPage(page).open()
     panel.tid("review-count").filter(has_text="3 cell changes").wait_for()
-    assert _bar(nb, 2).locator("[data-testid=review-diff]").count() == 1
+    assert bar(nb, 2).locator("[data-testid=review-diff]").count() == 1
 
-    _bar(nb, 1).locator("[data-testid=review-accept]").click()  # keep the inserted cell
-    _bar(nb, 2).locator("[data-testid=review-reject]").click()  # the edit undone
+    bar(nb, 1).locator("[data-testid=review-accept]").click()  # keep the inserted cell
+    bar(nb, 2).locator("[data-testid=review-reject]").click()  # the edit undone
     panel.tid("review-deleted").locator("button", has_text="Reject").click()  # z comes back
     panel.tid("review-strip").wait_for(state="hidden")
-    assert _bar(nb, 1).count() == 0 and _bar(nb, 2).count() == 0
+    assert bar(nb, 1).count() == 0 and bar(nb, 2).count() == 0
     nb.save()
     saved = lab.read_notebook("review.ipynb")
     assert [c.source for c in saved.cells][:4] == ["x = 1", "w = 0", "y = 2", "z = 3"]
@@ -99,11 +82,11 @@ def test_a_move_rejected_moves_back_and_a_persons_own_edit_accepts_the_change(pa
         ("notebook_move", lambda ids: {"cell_id": ids[0], "after_id": ids[2]}),
         ("notebook_edit", lambda ids: {"cell_id": ids[1], "source": "y = 'agent'"}),
     ])
-    assert _sources(page)[:3] == ["y = 'agent'", "z = 3", "x = 1"]
+    assert sources(page)[:3] == ["y = 'agent'", "z = 3", "x = 1"]
     assert panel.tid("review-count").inner_text() == "2 cell changes to review"
     # The person types into the edited cell: it is theirs now (accepted with their edits).
     page.evaluate(f"() => {PANEL}.content.widgets[0].model.sharedModel.setSource(\"y = 'mine'\")")
-    _bar(nb, 0).wait_for(state="detached")
+    bar(nb, 0).wait_for(state="detached")
     panel.tid("review-count").filter(has_text="1 cell change to review").wait_for()
     panel.tid("review-reject-all").click()
     panel.tid("review-strip").wait_for(state="hidden")
@@ -129,7 +112,7 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     nb.wait_idle(0)
     panel.wait_state("attached")
     nb.run_cell(1)
-    _wait_cell_done(page, ids[1])
+    wait_cell_done(page, ids[1])
     turn = panel.turn()
     panel.wait_turn_done(turn)
     card = turn.locator("[data-testid=tool][data-tool=python]")
@@ -140,7 +123,7 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     turn.locator("[data-testid=code-insert]").click()
     assert turn.locator("[data-testid=code-insert]").get_attribute("data-label") == "Inserted"
     assert "Insert" not in block.inner_text() and "Copy" not in block.inner_text()  # no text of it
-    assert _sources(page) == [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
+    assert sources(page) == [LOAD + "\n%config Forge.permissions = ['python:*=allow']",
                               forge_cell("Compute it."), "print(6 * 7)", "answer = 6 * 7"]
     nb.save()
     saved = lab.read_notebook(name)
@@ -167,7 +150,7 @@ def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks
     assert made.read_text() == "by the agent\n"
     panel.tid("review-accept-all").click()
     panel.tid("review-strip").wait_for(state="hidden")
-    assert _sources(page)[:3] == ["x = 1", "w = 0", "y = 20"]
+    assert sources(page)[:3] == ["x = 1", "w = 0", "y = 20"]
     assert panel.turn().locator("[data-testid=revert-turn]").is_visible()  # on the panel's turn too
 
     nb.cell(4).locator(".forge-record [data-testid=revert-turn]").click()
@@ -185,11 +168,63 @@ def test_revert_to_here_on_a_cells_record_restores_the_cells_and_files_and_forks
     assert "restored: inserted cell" in said and f"restored: deleted cell {ids[2]}" in said
     assert "continues in session" in said and "kernel's variables" in said
     page.locator(".jp-Dialog button", has_text="OK").click()
-    assert _sources(page)[:4] == ["x = 1", "y = 2", "z = 3", LOAD]
+    assert sources(page)[:4] == ["x = 1", "y = 2", "z = 3", LOAD]
     assert not made.exists()
     nb.save()
     saved = lab.read_notebook("revert.ipynb")
     assert [c.source for c in saved.cells][:3] == ["x = 1", "y = 2", "z = 3"]
     assert saved.cells[2].id == ids[2]  # the deleted cell back whole, its id too
+    assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
+
+
+def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping_the_chat(page, lab,
+                                                                                        script):
+    # Item 5 from the side panel: two prompts sent there change cells and a file; the first
+    # turn's "Revert to here", code only, takes back both turns' changes (newest first) and
+    # leaves the conversation as it was.
+    name = "revert_panel.ipynb"
+    lab.write_notebook(name, ["x = 1", "y = 2", LOAD])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    script.add(Turn([tool_call("notebook_insert", {"source": "w = 0", "after_id": ids[0]}, id="i"),
+                     tool_call("write", {"path": "made.txt", "content": "by the agent\n"}, id="w")]),
+               Turn.text("Inserted w and wrote made.txt."),
+               Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 20"}, id="e")]),
+               Turn.text("Set y to 20."))
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()
+    nb.run_cell(2)
+    nb.wait_idle(2)
+    panel.wait_state("attached")
+    for prompt, count in (("Add w and a file.", 1), ("Now y.", 2)):
+        panel.send(prompt)
+        panel.turns().nth(count - 1).wait_for()
+        panel.wait_turn_done(panel.turn(count - 1))
+    # the first turn's change still pending beside the second's: one review of both
+    panel.tid("review-count").filter(has_text="2 cell changes to review").wait_for()
+    panel.tid("review-accept-all").click()
+    panel.tid("review-strip").wait_for(state="hidden")
+    made = lab.root / "made.txt"
+    assert made.read_text() == "by the agent\n"
+    assert sources(page) == ["x = 1", "w = 0", "y = 20", LOAD]
+
+    panel.turn(0).locator("[data-testid=revert-turn]").click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Code", exact=True).click()
+    result = page.locator("[data-testid=revert-result]")
+    result.wait_for(timeout=60_000)
+    said = result.inner_text()
+    assert said.startswith("Reverted to turn 1 (“Add w and a file.”): code only, the conversation kept.")
+    assert "restored: made.txt (deleted: the agent created it)" in said
+    assert f"restored: edited cell {ids[1]}" in said and "restored: inserted cell" in said
+    assert "not restored" not in said and "continues in session" not in said
+    assert "kernel's variables" in said
+    page.locator(".jp-Dialog button", has_text="OK").click()
+    assert sources(page) == ["x = 1", "y = 2", LOAD]
+    assert not made.exists()
+    assert panel.turns().count() == 2  # the conversation kept: both turns still in the chat
+    nb.save()
+    saved = lab.read_notebook(name)
+    assert [c.source for c in saved.cells] == ["x = 1", "y = 2", LOAD]
+    assert [c.id for c in saved.cells] == ids
     assert "forge_review" not in json.dumps(saved.dict())
     assert not page.forge_errors

@@ -1,4 +1,5 @@
-"""The live widget in Jupyter Notebook 7 (not only JupyterLab), in a real browser.
+"""The live widget and the review of the agent's cell changes in Jupyter Notebook 7 (not only
+JupyterLab), in a real browser.
 
 With the ``notebook`` package installed, the run's JupyterLab server (the ``lab`` fixture)
 also serves the Notebook 7 UI at ``/notebooks/<path>``. That page does not expose its app object
@@ -8,6 +9,7 @@ test drives it as a user would: the Run menu, and the DOM for the cell's state a
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -17,7 +19,8 @@ import pytest
 
 from forge_jupyter.testing import Turn, text, tool_call
 from tests.browser.kernel_frontend import kernel_env
-from tests.browser.lab_helpers import ARTIFACTS, Lab, running_lab
+from tests.browser.lab_helpers import ARTIFACTS, Lab, forge_cell, running_lab
+from tests.browser.panel_page import PanelPage
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +66,20 @@ class Notebook7:
     def kernel_idle(self) -> bool:
         sessions = [s for s in self.lab.api("/api/sessions") if s["path"] == self.lab.path(self.name)]
         return bool(sessions) and sessions[0]["kernel"]["execution_state"] == "idle"
+
+    def open_panel(self) -> PanelPage:
+        """The side panel, as a person opens it here: View → Right Sidebar → Show Forge."""
+        self.page.get_by_role("menuitem", name="View", exact=True).click()
+        self.page.locator(".lm-Menu-item", has_text="Right Sidebar").hover()
+        self.page.get_by_role("menuitem", name="Show Forge", exact=True).click()
+        panel = PanelPage(self.page)
+        panel.root.wait_for(state="visible")
+        return panel
+
+    def run_cell(self, index: int) -> None:
+        """Select cell ``index`` (command mode) and press Ctrl+Enter (run it, stay: Shift+Enter adds a cell after the last)."""
+        self.cell(index).locator(".jp-InputPrompt").click()
+        self.page.keyboard.press("Control+Enter")
 
     def run_all_from_menu(self) -> None:
         self.page.get_by_role("menuitem", name="Run", exact=True).click()
@@ -169,3 +186,55 @@ def test_forge_cell_streams_live_and_leaves_its_record_in_notebook7(page, lab, s
     unexpected = [e for e in errors
                   if not (e.message == NB7_OWN_ERROR and "/static/notebook/" in (e.stack or ""))]
     assert not unexpected, [e.stack for e in unexpected]
+
+
+def _own_errors(errors: list[Any]) -> list[Any]:
+    return [e for e in errors
+            if not (e.message == NB7_OWN_ERROR and "/static/notebook/" in (e.stack or ""))]
+
+
+def test_the_agents_insert_and_edit_are_reviewed_in_notebook7(page, lab, script):
+    # Issue 28, items 1 and 2, in Notebook 7's own page: the same extension applies the model's
+    # cell changes through the notebook's model, marks them, and the person decides.
+    errors: list[Any] = []
+    page.on("pageerror", lambda exc: errors.append(exc))
+    name = "nb7_review.ipynb"
+    load = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow']"
+    lab.write_notebook(name, ["x = 1", "y = 2", load, forge_cell("Tidy up.")])
+    ids = [c.id for c in lab.read_notebook(name).cells]
+    script.add(Turn([tool_call("notebook_insert", {"source": "w = 0", "after_id": ids[0]}, id="i"),
+                     tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 20\nprint(y)"},
+                               id="e")]),
+               Turn.text("Tidied."))
+    nb = Notebook7(page, lab, name).open(cells=4)
+    assert page.evaluate("typeof window.jupyterapp") == "undefined"  # really Notebook 7's page
+    panel = nb.open_panel()  # the panel's comm is how the page takes the kernel's changes
+    nb.run_cell(2)
+    nb.wait_done(2)
+    panel.wait_state("attached")
+    nb.run_cell(3)
+    bars = page.locator("#main-panel .jp-Notebook [data-testid=review-bar]")
+    bars.nth(1).wait_for(timeout=60_000)
+    nb.wait_done(4, timeout=90)  # the %%forge cell, one down since the insert
+    inserted, edited = nb.cell(1).locator("[data-testid=review-bar]"), nb.cell(2).locator("[data-testid=review-bar]")
+    assert nb.cell(1).locator(".jp-InputArea").inner_text().strip().endswith("w = 0")
+    assert inserted.get_attribute("data-kind") == "insert"
+    assert "Forge inserted this cell" in inserted.inner_text()
+    assert edited.get_attribute("data-kind") == "edit"
+    diff = edited.locator("[data-testid=review-diff]").inner_text()
+    assert diff.splitlines() == ["- y = 2", "+ y = 20", "+ print(y)"]
+    assert bars.count() == 2
+    assert panel.tid("review-count").inner_text() == "2 cell changes to review"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "notebook7-review.png"))
+
+    inserted.locator("[data-testid=review-accept]").click()  # keep the new cell
+    edited.locator("[data-testid=review-reject]").click()  # y = 2 again
+    panel.tid("review-strip").wait_for(state="hidden")
+    assert bars.count() == 0
+    nb.save()
+    saved = lab.read_notebook(name)
+    assert [c.source for c in saved.cells] == ["x = 1", "w = 0", "y = 2", load, forge_cell("Tidy up.")]
+    assert [c.id for c in saved.cells if c.source != "w = 0"] == ids
+    assert "forge_review" not in json.dumps(saved.dict())
+    assert not _own_errors(errors), [e.stack for e in _own_errors(errors)]

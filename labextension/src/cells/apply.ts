@@ -5,7 +5,7 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
 import type { CellBefore, CellEdited, EditCell } from '../protocol.generated';
-import { deletedOf, IMark, KEY, markOf, setDeleted } from './marks';
+import { deletedOf, IMark, KEY, markOf, sessionOf, setDeleted } from './marks';
 
 /** Where the cell with `id` is in `nb` (-1: nowhere). */
 export function indexOf(nb: NotebookPanel, id: string): number {
@@ -53,8 +53,18 @@ function apply(nb: NotebookPanel, msg: EditCell): IApplied {
   const model = nb.content.model!;
   const shared = model.sharedModel;
   const stage = !msg.auto_accept;
-  const merged = (old: IMark | null, extra: Partial<IMark>): IMark =>
-    ({ ...(old ?? {}), ...extra, changes: [...(old?.changes ?? []), msg.change_id], session: msg.session_id });
+  // Another turn's change to a cell already staged joins its review (the diff stays against
+  // the source before the first change); each change keeps the session that made it.
+  const merged = (old: IMark | null, extra: Partial<IMark>): IMark => {
+    const session = old?.session ?? msg.session_id;
+    const sessions: Record<string, string> = old ? Object.fromEntries(old.changes.map(c => [c, sessionOf(old, c)])) : {};
+    sessions[msg.change_id] = msg.session_id;
+    const mark: IMark = { ...(old ?? {}), ...extra, changes: [...(old?.changes ?? []), msg.change_id], session };
+    if (Object.values(sessions).some(s => s !== session)) {
+      mark.sessions = sessions;
+    }
+    return mark;
+  };
   if (msg.edit === 'insert') {
     const at = target(nb, msg);
     const metadata = stage ? { [KEY]: merged(null, { inserted: true, after: msg.source }) } : {};

@@ -12,7 +12,10 @@ export type EditKind = 'insert' | 'edit' | 'delete' | 'move';
 /** A staged cell: the agent's changes to it since the person last decided. */
 export interface IMark {
   changes: string[]; // the change ids (edit-cell's change_id), oldest first
-  session: string; // the session whose turn made them
+  session: string; // the session whose turn made the first of them
+  // each change's session where turns of several sessions changed the cell (two at once:
+  // `%%forge --async`, subagents): each decision is recorded in the session that made it
+  sessions?: Record<string, string>;
   inserted?: boolean; // the agent inserted it: Reject deletes it
   before?: string; // its source before the agent's first edit: Reject restores it
   from?: number; // its position before the agent moved it: Reject moves it back
@@ -40,6 +43,13 @@ export function markOf(value: unknown): IMark | null {
     return null;
   }
   const mark: IMark = { changes, session: v.session };
+  if (v.sessions && typeof v.sessions === 'object' && !Array.isArray(v.sessions)) {
+    const by = Object.entries(v.sessions as Record<string, unknown>)
+      .filter((e): e is [string, string] => changes.includes(e[0]) && typeof e[1] === 'string');
+    if (by.length) {
+      mark.sessions = Object.fromEntries(by);
+    }
+  }
   if (v.inserted === true) {
     mark.inserted = true;
   }
@@ -53,6 +63,11 @@ export function markOf(value: unknown): IMark | null {
     mark.after = v.after;
   }
   return mark;
+}
+
+/** The session that made `change` of `mark` (the decision is recorded there). */
+export function sessionOf(mark: IMark, change: string): string {
+  return mark.sessions?.[change] ?? mark.session;
 }
 
 /** What the mark stands for, as one word (the review event's `edit`). */

@@ -14,7 +14,7 @@ import { Signal } from '@lumino/signaling';
 import { h } from '../render/dom.js';
 import type { CellReviewed } from '../protocol.generated';
 import { diffSummary, lineDiff } from './diff';
-import { deletedOf, EditKind, IDeleted, IMark, kindOf, KEY, markOf, setDeleted } from './marks';
+import { deletedOf, EditKind, IDeleted, IMark, kindOf, KEY, markOf, sessionOf, setDeleted } from './marks';
 
 const WORDS: Record<EditKind, string> = {
   insert: 'Forge inserted this cell',
@@ -130,7 +130,9 @@ export class CellReview {
         }
       }
     });
-    this.tell(mark.session, mark.changes, cellId, kindOf(mark), decision);
+    for (const change of mark.changes) {
+      this.tell(sessionOf(mark, change), [change], cellId, kindOf(mark), decision);
+    }
     this.schedule();
   }
 

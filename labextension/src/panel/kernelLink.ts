@@ -18,6 +18,7 @@ export type LinkState =
 
 const HELLO_EVERY_MS = 1000; // a view that missed a batch asks again at most this often
 const BUSY_POLL_MS = 2000; // while connecting, how often the server is asked if the kernel is busy
+const KEPT_MAX = 1000; // messages kept for the kernel while it has no forge (sendWhenAttached)
 
 export class KernelLink {
   readonly received = new Signal<this, ForgeMessage>(this);
@@ -128,6 +129,16 @@ export class KernelLink {
       comm.send(data as never);
     } catch (err) {
       console.warn('forge panel: message not sent', err);
+    }
+  }
+
+  /** Send `data` now if attached; else keep it and send it once attached again (forge loaded
+   * in the kernel, after a restart too): a review decided meanwhile is still recorded. */
+  sendWhenAttached(data: PanelCommand): void {
+    if (this.attached && this._comm && !this._comm.isDisposed) {
+      this.send(data);
+    } else if (this._kept.length < KEPT_MAX) {
+      this._kept.push(data);
     }
   }
 
@@ -244,6 +255,9 @@ export class KernelLink {
         this.info = parsed;
         if (this._state !== 'attached') {
           this._setState('attached');
+          const kept = this._kept;
+          this._kept = [];
+          kept.forEach(k => this.send(k));
         }
       }
       this.received.emit(parsed);
@@ -296,6 +310,7 @@ export class KernelLink {
   private _helloDue = false;
   private _wasBusy = false;
   private _serverBusy = false;
+  private _kept: PanelCommand[] = [];
 }
 
 /** Until the comm's messages go over its subshell (ipykernel 7: the kernel reads them while a

@@ -154,7 +154,7 @@ export class ForgePanel extends Widget {
       const records = new CellRecords(this.api, nb);
       entry = {
         link, turns: new LiveTurns(link, this.api, (sid, messages) => void records.restore(sid, messages)),
-        review: new CellReview(nb, msg => link.send(msg))
+        review: new CellReview(nb, msg => link.sendWhenAttached(msg)) // recorded once forge is there
       };
       this.links.set(nb, entry);
       const e = entry;
