@@ -21,6 +21,10 @@ from typing import Any
 
 # litellm's provider routes whose stream is the openai SDK's over the server's own SSE
 LEAN_PROVIDERS = frozenset({"openai"})
+# litellm's callback lists: a person's logging (Langfuse, …) sees every chunk only through the
+# wrapper, so with any of them set the stream is read by litellm
+_CALLBACKS = ("callbacks", "success_callback", "_async_success_callback", "failure_callback",
+              "_async_failure_callback")
 # the stream wrapper's failure handling the reader hands a broken stream to (litellm ≥ 1.83)
 _HANDLERS = ("_handle_stream_fallback_error", "_log_stream_failure_and_raise",
              "_dispatch_stream_failure")
@@ -37,8 +41,14 @@ class Node(dict):
 
 def readable(model: str, response: Any) -> bool:
     """Whether ``response`` (what ``acompletion`` returned) can be read lean: an openai/ route
-    whose SDK stream has not started, in a litellm whose wrapper has the failure handling."""
+    whose SDK stream has not started, in a litellm whose wrapper has the failure handling, and
+    no litellm callbacks configured (they log what the wrapper assembles, which is skipped)."""
     if model.split("/", 1)[0] not in LEAN_PROVIDERS or "/" not in model:
+        return False
+    from .loading import litellm
+
+    lm = litellm()
+    if any(getattr(lm, name, None) for name in _CALLBACKS):
         return False
     stream = getattr(response, "completion_stream", None)
     raw = getattr(stream, "response", None)
@@ -53,6 +63,8 @@ class LeanChunks:
         self.wrapper = response
         self.raw = response.completion_stream.response
         self.had_usage = False
+        self.last: Any = None  # the last chunk's text, and how many times in a row it came
+        self.repeats = 1
 
     def __aiter__(self) -> AsyncIterator[Node]:
         return self._chunks()
@@ -135,7 +147,10 @@ def _normalize(chunk: Node, reader: LeanChunks) -> None:
             chunk["usage"] = litellm().Usage(**usage)  # its counting of cached/reasoning tokens
         except Exception:
             pass  # a shape litellm refuses: the numbers as they came
-    for choice in chunk.get("choices") or ():
+    choices = chunk.get("choices")
+    if choices:
+        _repetition(choices[0].get("delta"), reader)
+    for choice in choices or ():
         delta = choice.get("delta")
         if not delta:
             continue
@@ -148,6 +163,26 @@ def _normalize(chunk: Node, reader: LeanChunks) -> None:
                 if call.get("index") is None:
                     call["index"] = counter
                     counter += 1
+
+
+def _repetition(delta: Any, reader: LeanChunks) -> None:
+    """litellm's guard against a model stuck in a loop (``raise_on_model_repetition``): the
+    same text of more than 2 characters in ``REPEATED_STREAMING_CHUNK_LIMIT`` chunks in a row
+    raises its InternalServerError, with its words."""
+    content = delta.get("content") if delta else None
+    if isinstance(content, str) and len(content) > 2 and content == reader.last:
+        reader.repeats += 1
+    else:
+        reader.repeats = 1
+    reader.last = content
+    if reader.repeats < 2:
+        return
+    from .loading import litellm
+
+    lm = litellm()
+    if reader.repeats >= lm.REPEATED_STREAMING_CHUNK_LIMIT:
+        raise lm.InternalServerError(message=f"The model is repeating the same chunk = {content}.",
+                                     model="", llm_provider="")
 
 
 def _stream_error(chunk: Node, raw: Any) -> Exception:
