@@ -63,7 +63,8 @@ class LeanChunks:
         self.wrapper = response
         self.raw = response.completion_stream.response
         self.had_usage = False
-        self.last: Any = None  # the last chunk's text, and how many times in a row it came
+        # the last two chunks' texts (None before any), and how many times in a row one came
+        self.last: tuple[Any, Any] = (None, None)
         self.repeats = 1
 
     def __aiter__(self) -> AsyncIterator[Node]:
@@ -147,10 +148,8 @@ def _normalize(chunk: Node, reader: LeanChunks) -> None:
             chunk["usage"] = litellm().Usage(**usage)  # its counting of cached/reasoning tokens
         except Exception:
             pass  # a shape litellm refuses: the numbers as they came
-    choices = chunk.get("choices")
-    if choices:
-        _repetition(choices[0].get("delta"), reader)
-    for choice in choices or ():
+    _repetition(chunk, reader)
+    for choice in chunk.get("choices") or ():
         delta = choice.get("delta")
         if not delta:
             continue
@@ -165,24 +164,36 @@ def _normalize(chunk: Node, reader: LeanChunks) -> None:
                     counter += 1
 
 
-def _repetition(delta: Any, reader: LeanChunks) -> None:
-    """litellm's guard against a model stuck in a loop (``raise_on_model_repetition``): the
-    same text of more than 2 characters in ``REPEATED_STREAMING_CHUNK_LIMIT`` chunks in a row
-    raises its InternalServerError, with its words."""
-    content = delta.get("content") if delta else None
-    if isinstance(content, str) and len(content) > 2 and content == reader.last:
-        reader.repeats += 1
-    else:
-        reader.repeats = 1
-    reader.last = content
-    if reader.repeats < 2:
-        return
-    from .loading import litellm
+_NO_CHOICES = object()  # a chunk without choices (usage only): never compared
 
-    lm = litellm()
-    if reader.repeats >= lm.REPEATED_STREAMING_CHUNK_LIMIT:
-        raise lm.InternalServerError(message=f"The model is repeating the same chunk = {content}.",
-                                     model="", llm_provider="")
+
+def _repetition(chunk: Node, reader: LeanChunks) -> None:
+    """litellm's guard against a model stuck in a loop (``raise_on_model_repetition``), step
+    for step: at each non-empty chunk, the two chunks before it are compared; the same text of
+    more than 2 characters ``REPEATED_STREAMING_CHUNK_LIMIT`` times in a row raises its
+    InternalServerError, with its words."""
+    choices = chunk.get("choices")
+    delta = choices[0].get("delta") if choices else None
+    last, before = reader.last
+    if delta and before is not None and last is not _NO_CHOICES and before is not _NO_CHOICES and (
+            delta.get("content") or delta.get("tool_calls") or delta.get("function_call")
+            or delta.get("reasoning_content") is not None
+            or delta.get("provider_specific_fields") is not None):
+        if not isinstance(last, str) or len(last) <= 2:
+            reader.repeats = 1
+        elif last == before:
+            reader.repeats += 1
+            from .loading import litellm
+
+            lm = litellm()
+            if reader.repeats >= lm.REPEATED_STREAMING_CHUNK_LIMIT:
+                raise lm.InternalServerError(
+                    message=f"The model is repeating the same chunk = {last}.", model="",
+                    llm_provider="")
+        else:
+            reader.repeats = 1
+    content = (delta.get("content") if delta else None) if choices else _NO_CHOICES
+    reader.last = (content, "" if before is None and last is None else last)
 
 
 def _stream_error(chunk: Node, raw: Any) -> Exception:

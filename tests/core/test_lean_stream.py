@@ -28,6 +28,8 @@ SHAPES = {
     "rate limited, then an answer": lambda: [Turn.error(429, retry_after=0.01), Turn.text("ok")],
     "a refused request": lambda: [Turn.error(400, "fake: this request is malformed")],
     "dropped mid-answer": lambda: [Turn([text("The first half arrived"), drop()])],
+    # litellm's guard: the same chunk 100 times in a row is a model stuck in a loop
+    "a model repeating one chunk": lambda: [Turn([text("Hi. " + "abc" * 120, chunk=3)])],
     "silent mid-answer past stream_timeout": lambda: [Turn([text("begun "), delay(2.0),
                                                             text("late")])],
 }
