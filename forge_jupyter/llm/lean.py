@@ -36,6 +36,8 @@ class Node(dict):
     __slots__ = ()
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # protocols (pydantic's, copy's, pickle's) see a plain dict
+            raise AttributeError(name)
         return self.get(name)
 
 

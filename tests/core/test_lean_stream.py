@@ -14,6 +14,7 @@ from forge_jupyter.session.retry import RetryPolicy
 from forge_jupyter.testing import Turn, delay, drop, reasoning, text, tool_call
 from forge_jupyter.testing.transcripts import list_transcripts, parse_wire
 from forge_jupyter.tools.base import Tool, ToolResult
+from tests.tools.search_wire import openai_search, write
 
 OPENAI_TRANSCRIPTS = [p for p in list_transcripts() if parse_wire(p).protocol != "anthropic"]
 _IDS = re.compile(r"\b(call|prt|msg|ses)_[0-9A-Za-z]+")
@@ -40,7 +41,7 @@ def _seen(message) -> dict:
     def clean(s):
         return _IDS.sub("<id>", s) if isinstance(s, str) else s
 
-    parts = [(p.type, clean(getattr(p, "text", None)), getattr(p, "tool", None),
+    parts = [(p.type, clean(getattr(p, "text", None)), getattr(p, "metadata", None), getattr(p, "tool", None),
               getattr(p, "input", None), getattr(p, "raw_input", None), getattr(p, "state", None),
               clean(getattr(p, "error", None)), getattr(p, "attempt", None))
              for p in message.parts if p.type not in ("step-start",)]
@@ -84,6 +85,15 @@ def test_a_scripted_answer_or_fault_lands_the_same_read_lean(shape, make_forge, 
     assert _run(make_forge, server, SHAPES[shape](), True, **kw) == classic
     if "refused" not in shape:
         assert lean_reads
+
+
+def test_the_providers_own_search_and_its_citations_land_the_same_read_lean(
+        make_forge, server, lean_reads, tmp_path):
+    turns = lambda: [Turn.replay(write(tmp_path / "search.sse", openai_search()))]  # noqa: E731
+    kw = {"db": "duckdb", "model": "openai/gpt-4o-search-preview", "flags": ["search"]}
+    classic = _run(make_forge, server, turns(), False, **kw)
+    assert _run(make_forge, server, turns(), True, **kw) == classic
+    assert lean_reads and "citations" in str(classic)
 
 
 @pytest.mark.parametrize("path", OPENAI_TRANSCRIPTS, ids=[p.name for p in OPENAI_TRANSCRIPTS])
