@@ -5,9 +5,10 @@ litellm still makes the request (``acompletion``): the body it sends, its client
 and every error before the first byte are its own. Only the reading of the answer differs:
 where litellm's stream wrapper builds an SDK model and then its own ``ModelResponseStream`` for
 each chunk (~0.4 ms a chunk, most of a streamed turn's CPU), this parses each ``data:`` line
-with ``json.loads`` into ``Node`` dicts that read like those objects, with litellm's two
-per-chunk normalizations done the same way (``reasoning`` → ``reasoning_content``; a tool call
-with no index numbered in its chunk) and the usage chunk built as litellm's ``Usage``. What
+with ``json.loads`` into ``Node`` dicts that read like those objects, with what litellm does
+per chunk done the same way (``reasoning`` → ``reasoning_content``; a tool call with no index
+numbered in its chunk; its guard against a model repeating one chunk) and the usage chunk
+built as litellm's ``Usage``. What
 breaks the stream mid-way goes to the wrapper's own failure handling, so it is raised as the
 classes and messages litellm raises (session/retry.py reads them). ``ChunkNormalizer`` reads
 these chunks as it reads litellm's: one code path above the wire.
@@ -25,9 +26,9 @@ LEAN_PROVIDERS = frozenset({"openai"})
 # wrapper, so with any of them set the stream is read by litellm
 _CALLBACKS = ("callbacks", "success_callback", "_async_success_callback", "failure_callback",
               "_async_failure_callback")
-# the stream wrapper's failure handling the reader hands a broken stream to (litellm ≥ 1.83)
-_HANDLERS = ("_handle_stream_fallback_error", "_log_stream_failure_and_raise",
-             "_dispatch_stream_failure")
+# the stream wrapper's failure handling the reader hands a broken stream to (litellm ≥ 1.83);
+# a litellm without it keeps its own reading
+_HANDLERS = ("_log_stream_failure_and_raise",)
 
 
 class Node(dict):
