@@ -76,7 +76,7 @@ class Forge:
         step_limit: int = UNSET,
         tool_timeout: float = UNSET,
         shell_timeout: float = UNSET,
-        stream_timeout: float | None = UNSET,
+        stream_timeout: float | None = UNSET, lean_stream: bool = UNSET,
         max_tokens: int | None = UNSET,
         tool_profile: str = UNSET,
         tool_search_tokens: int = UNSET,

@@ -139,6 +139,7 @@ APPLY: dict[str, Callable[[Forge, Any], None]] = {
     "tool_timeout": _set("tool_timeout"),
     "shell_timeout": _set_shell_timeout,
     "stream_timeout": _set("stream_timeout"),
+    "lean_stream": lambda forge, value: setattr(forge, "lean_stream", bool(value)),
     "max_tokens": _set("max_tokens"),
     "tool_profile": _set("tool_profile"),
     "tool_search_tokens": lambda forge, value: setattr(forge, "tool_search_tokens",

@@ -13,6 +13,7 @@ from ..errors import ModelTimeout
 from ..message import Part, ReasoningPart, TextPart, ToolPart
 from .chunks import ChunkNormalizer, finish_name
 from .events import StepFinish, StreamEvent
+from .lean import LeanChunks, readable
 from .loading import litellm
 from .request import LLMRequest
 from .usage import estimated_usage, step_cost, tokens_from_usage, wire_had_usage
@@ -52,8 +53,11 @@ async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
         if isinstance(limit, int | float) and timed_out(exc):
             raise timeout_error(limit, False) from exc
         raise
+    # the lean reader (lean.py) where asked for and the route allows: the same chunks, read
+    # from the SSE without litellm's objects; litellm's own stream otherwise
+    lean = LeanChunks(response) if request.lean and readable(request.model, response) else None
     try:
-        async for chunk in response:
+        async for chunk in lean if lean is not None else response:
             chunks += 1
             for event in normalizer.feed(chunk):
                 yield event
@@ -77,7 +81,8 @@ async def stream(request: LLMRequest) -> AsyncIterator[StreamEvent]:
         yield event
     # Usage litellm made up for a provider that sent none counts nothing (its counter is off,
     # loading.py): such a round is counted here, as a cut-off one is, and marked estimated.
-    if normalizer.usage is not None and not cut and wire_had_usage(response) is not False:
+    had_usage = lean.had_usage if lean is not None else wire_had_usage(response)
+    if normalizer.usage is not None and not cut and had_usage is not False:
         tokens = tokens_from_usage(normalizer.usage)
     else:
         tokens = estimated_usage(request.model, kwargs["messages"], normalizer.output_text())

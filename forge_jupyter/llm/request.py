@@ -131,6 +131,8 @@ class LLMRequest:
     # Characters of output (text, reasoning, tool arguments) past which the step is stopped
     # here, whatever the server does; None: no local stop. Never sent.
     output_cap: int | None = None
+    # Read the answer lean (llm/lean.py) where the route allows; never sent.
+    lean: bool = False
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """The messages as sent: the system prompt first, when there is one."""

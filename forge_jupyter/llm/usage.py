@@ -54,7 +54,8 @@ def wire_had_usage(response: Any) -> bool | None:
     chunks = getattr(response, "chunks", None)
     if not isinstance(chunks, list):
         return None
-    return any(getattr(c, "usage", None) is not None for c in chunks)
+    # from the end: the usage chunk is the last one, where a provider sends it
+    return any(getattr(c, "usage", None) is not None for c in reversed(chunks))
 
 
 def count_tokens(model: str, *, messages: list[dict] | None = None, text: str | None = None) -> int:

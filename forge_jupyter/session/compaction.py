@@ -266,7 +266,7 @@ async def run(ctx: RunContext, view: list[Message]) -> Message:
     # a summary reads the conversation only: no tools, and no web search by the provider
     params = {k: v for k, v in ctx.params.items() if k != "web_search_options"}
     req = llm.LLMRequest(model=ctx.model, system=ctx.system, messages=messages, tools=[],
-                         params=params)
+                         params=params, lean=ctx.config.lean_stream)
     await ctx.flush()
     await Processor(ctx, summary, tools={}).process(req)
     written = ctx.writer.message(summary.id)

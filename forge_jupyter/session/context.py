@@ -28,6 +28,7 @@ class RunConfig:
     doom_loop_threshold: int = 3  # identical tool calls in a row that stop the run
     tool_timeout: float = BY_NAME["tool_timeout"].default  # seconds
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    lean_stream: bool = BY_NAME["lean_stream"].default  # llm/lean.py reads the stream
 
 
 @dataclass

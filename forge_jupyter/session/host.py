@@ -33,6 +33,7 @@ class TurnSettings(Protocol):
     step_limit: int
     tool_timeout: float
     stream_timeout: float | None
+    lean_stream: bool  # an openai/ stream read from its SSE (llm/lean.py)
     max_tokens: int | None
     tool_profile: str
     tool_search_tokens: int  # over this, MCP tools are offered lazily (tools/tool_search.py)

@@ -75,6 +75,7 @@ async def run_loop(ctx: RunContext) -> Message:
                                            images=ctx.image_sending()),
             tools=[t.definition() for t in ctx.tools.values()],
             params=ctx.params,
+            lean=ctx.config.lean_stream,
         )
         if ctx.prepare is not None:
             request = ctx.prepare(request)

@@ -83,7 +83,7 @@ def run_context(host: Host, session: SessionHandle, turn: Turn, writer: Writer,
     """The run of ``turn``: what runLoop, the Processor and compaction carry. ``allowance``:
     a subagent's run takes from its prompt's (task.py); a person's prompt starts its own."""
     config = RunConfig(step_limit=host.step_limit, tool_timeout=host.tool_timeout,
-                       retry=host.retry)
+                       retry=host.retry, lean_stream=host.lean_stream)
     if allowance is None:
         allowance = Allowance.top(config.step_limit, budget, turn.params.get("max_tokens"))
     return RunContext(

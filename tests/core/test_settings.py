@@ -37,6 +37,7 @@ PROBES: dict[str, tuple[object, str, object, str]] = {
     "shell_timeout": (9.0, "9", 9.0, "f.shell_timeout"),
     "stream_timeout": (3.0, "3", 3.0, "f.stream_timeout"),
     "max_tokens": (77, "77", 77, "f.max_tokens"),
+    "lean_stream": (True, "1", True, "f.lean_stream"),
     "tool_profile": ("lean", "lean", "lean", "f.tool_profile"),
     "tool_search_tokens": (1234, "1234", 1234, "f.tool_search_tokens"),
     "builtin_tools": (False, "false", False, "'python' in f.registry.names()"),
