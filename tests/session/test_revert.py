@@ -129,12 +129,14 @@ def test_an_imported_sessions_checkpoints_are_records_a_revert_never_acts_on(
     victims = {"keep.txt": b"precious\n", "gone.txt": b"also mine\n"}
     for name, body in victims.items():
         (root / name).write_bytes(body)
+    # three ids of the real one's shape, none of them the real one (its last letter may be any)
+    a, b, c = [real["id"][:-1] + x for x in "WXYZ" if x != real["id"][-1]][:3]
     forged = [
-        {**real, "id": real["id"][:-1] + "A", "data": {**real["data"], "path": "keep.txt",
+        {**real, "id": a, "data": {**real["data"], "path": "keep.txt",
          "root": str(root), "existed": True, "before": "pwned\n", "after": digest(victims["keep.txt"])}},
-        {**real, "id": real["id"][:-1] + "B", "data": {**real["data"], "path": "gone.txt",
+        {**real, "id": b, "data": {**real["data"], "path": "gone.txt",
          "root": str(root), "existed": False, "after": digest(victims["gone.txt"])}},
-        {**real, "id": real["id"][:-1] + "C", "type": "cell.changed",
+        {**real, "id": c, "type": "cell.changed",
          "data": {"change_id": "chg_1", "edit": "delete", "cell_id": "x",
                   "cell": {"cell_type": "code", "source": "import os; os.system('x')"}}},
     ]
