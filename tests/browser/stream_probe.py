@@ -75,12 +75,17 @@ class Streamed:
 
 def stream_long_answer(page: Any, lab: Lab, script: FakeModelServer, name: str, answer: str,
                        whole: bool = False, panel: bool = True, chunk: int = 20,
-                       chunk_delay: float = 0.01, lay_out_all: bool = False) -> Streamed:
+                       chunk_delay: float = 0.01, lay_out_all: bool = False, frame_per_view: bool = False,
+                       slowdown: float = 1.0) -> Streamed:
     """Stream `answer` into a %%forge cell, with the panel open or not; `whole` selects the
     renderer before incremental rendering (all the Markdown rendered again on every update),
-    `lay_out_all` the incremental one before off-screen blocks were skipped by layout and paint."""
+    `lay_out_all` the incremental one before off-screen blocks were skipped by layout and paint,
+    `frame_per_view` the drawing before views shared paced frames (render/frames.ts): each view
+    in an animation frame of its own. `slowdown` > 1 runs the page's main thread that many times
+    slower while it streams (Chromium's CPU throttling), as on a machine busy with other work."""
     page.add_init_script(OBSERVE + ("window.forgeRenderWhole = true;" if whole else "")
-                         + ("window.forgeLayOutAll = true;" if lay_out_all else ""))
+                         + ("window.forgeLayOutAll = true;" if lay_out_all else "")
+                         + ("window.forgeFramePerView = true;" if frame_per_view else ""))
     script.add(Turn([text(answer, chunk=chunk)], chunk_delay=chunk_delay))
     lab.write_notebook(name, [LOAD, forge_cell("Write a long report.")])
     nb = NotebookPage(page, lab, name).open()
@@ -91,6 +96,9 @@ def stream_long_answer(page: Any, lab: Lab, script: FakeModelServer, name: str, 
     page.wait_for_function(f"document.querySelectorAll('[data-testid=text]').length >= {views}"
                            " && [...document.querySelectorAll('[data-testid=text]')]"
                            ".every((t) => t.childElementCount >= 4)", timeout=120_000)
+    cdp = page.context.new_cdp_session(page) if slowdown > 1 else None
+    if cdp:
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
     t0 = page.evaluate("performance.now()")
     page.evaluate(MARK)
     if panel:  # four times a second while it streams: the browser decides what is off screen
@@ -101,10 +109,13 @@ def stream_long_answer(page: Any, lab: Lab, script: FakeModelServer, name: str, 
     last = answer.rsplit("## ", 2)[-2].split(":")[0]
     page.wait_for_function(f"""[...document.querySelectorAll('[data-testid=text]')].length >= {views} &&
         [...document.querySelectorAll('[data-testid=text]')].every((t) => t.textContent.includes({last!r}))""",
-                           timeout=300_000)
+                           timeout=300_000, polling=100)  # not each frame: reading 60k characters is a cost
     kept = page.evaluate(KEPT)
     nb.wait_idle(1, timeout=300)
     t1 = page.evaluate("performance.now()")
+    if cdp:
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        cdp.detach()
     # seen at any time while the answer streamed (only a streaming answer's blocks are skipped)
     skipped = bool(panel and page.evaluate("window.__forgeSkipSeen === true"))
     tasks = [(s, d) for s, d in page.evaluate("window.__forgeLong") if s + d >= t0 and s <= t1]

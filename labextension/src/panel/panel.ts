@@ -78,19 +78,17 @@ export class ForgePanel extends Widget {
         this.stick = atBottom;
       }
     });
-    // Stay at the bottom while the reader is there: once a frame, just before it is laid out
-    // (reading scrollHeight after every change forced a layout of the whole chat each time).
-    let scrolling = 0;
-    new MutationObserver(() => {
-      if (this.stick && !scrolling) {
-        scrolling = requestAnimationFrame(() => {
-          scrolling = 0;
-          if (this.stick) {
-            this.scroller.scrollTop = this.scroller.scrollHeight;
-          }
-        });
+    // Stay at the bottom while the reader is there: when the chat's height changed, after the
+    // frame's layout and in the same frame (a ResizeObserver), so following costs no layout of
+    // its own. Scrolling from a MutationObserver's next frame laid the chat out and painted it
+    // twice per update; reading scrollHeight after every change, a layout each time.
+    const follow = new ResizeObserver(() => {
+      if (this.stick) {
+        this.scroller.scrollTop = this.scroller.scrollHeight;
       }
-    }).observe(this.turnsHost, { childList: true, subtree: true, characterData: true });
+    });
+    follow.observe(this.turnsHost);
+    follow.observe(this.scroller); // the box below grew, the panel was resized
     this.prompt = new PromptBox(r => void this.send(r), () => this.current?.turns.stopAll(),
       query => this.current ? completeMention(this.current.link, query) : Promise.resolve([]));
     this.costs = new CostStrip(api);

@@ -28,6 +28,10 @@ const CONFIG: Config & { RETURN_DOM_FRAGMENT: true } = {
   FORCE_BODY: true,
 };
 
+// Parsed once: given on each call, DOMPurify parses its config again every time (a streamed
+// answer sanitizes its open tail on every update, in the cell and in the panel).
+purify.setConfig(CONFIG);
+
 purify.addHook("uponSanitizeAttribute", (node, data) => {
   // Classes only where marked puts them (code language); model text cannot borrow ours.
   if (data.attrName === "class" && node.nodeName !== "CODE") data.keepAttr = false;
@@ -70,7 +74,7 @@ function unblockAsLinks(fragment: DocumentFragment): DocumentFragment {
 
 /** A sanitized DocumentFragment for `html` (what marked made of model text). */
 export function sanitizeHtml(html: string): DocumentFragment {
-  return addCodeActions(unblockAsLinks(purify.sanitize(html, CONFIG)));
+  return addCodeActions(unblockAsLinks(purify.sanitize(html) as unknown as DocumentFragment));
 }
 
 /** A sanitized DocumentFragment for `text` (Markdown as the model wrote it). */

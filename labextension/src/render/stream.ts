@@ -98,12 +98,12 @@ export class LiveMarkdown {
     for (const n of this.openNodes) n.parentNode?.removeChild(n);
     this.openNodes = [];
     if (open > 0 && tail.endsWith(openRaw) && this.settles(tail.slice(0, cut), all.slice(0, open), lexer.tokens.links)) {
-      for (const piece of all.slice(0, open)) this.append(piece);
+      this.append(all.slice(0, open));
       this.start += cut;
       this.links = { ...lexer.tokens.links };
-      this.openNodes = all.slice(open).flatMap((piece) => this.append(piece));
+      this.openNodes = this.append(all.slice(open));
     } else {
-      this.openNodes = all.flatMap((piece) => this.append(piece));
+      this.openNodes = this.append(all);
     }
   }
 
@@ -118,9 +118,12 @@ export class LiveMarkdown {
       && Object.keys(lexer.tokens.links).length === Object.keys(links).length;
   }
 
-  private append(piece: Token[]): Node[] {
-    this.rendered++;
-    const fragment = sanitizeHtml(marked.parser(piece));
+  // Pieces are balanced HTML each, so their HTML joined parses as the pieces one by one do:
+  // one sanitizer pass for all (each pass parses a new document, its fixed cost).
+  private append(pieces: Token[][]): Node[] {
+    if (!pieces.length) return [];
+    this.rendered += pieces.length;
+    const fragment = sanitizeHtml(pieces.map((piece) => marked.parser(piece)).join(""));
     const nodes = [...fragment.childNodes];
     this.el.append(fragment);
     return nodes;

@@ -1,5 +1,6 @@
 // The turn's DOM: a header (status, Stop), notices, then each message's parts in id order.
-// Redraws happen at most once per animation frame, and only for what changed.
+// Redraws happen at most once per animation frame, together with the page's other views and
+// paced by what frames cost (./frames.ts), and only for what changed.
 // What a part shows is decided in partEl: a new part type (forge_jupyter/message.py, typed in
 // ../protocol.generated.ts) is drawn by one more case there.
 import type {
@@ -8,6 +9,7 @@ import type {
 } from "../protocol.generated.js";
 import { codeBlock, codeLanguage, isBlock } from "./code.js";
 import { h, insertSorted, restoreUi, saveUi } from "./dom.js";
+import { cancelDraw, drawSoon } from "./frames.js";
 import { canInsert, insertCell, outputsOf } from "./keep.js";
 import { renderMarkdown } from "./markdown.js";
 import { canRevert, revertButton } from "./revert.js";
@@ -26,6 +28,8 @@ const renderWhole = (): boolean => (globalThis as { forgeRenderWhole?: boolean }
 // The benchmark's middle row: finished blocks kept but laid out and painted on every frame,
 // on screen or not (what the panel paid before .forge-md-live, widget.css).
 const layOutAll = (): boolean => (globalThis as { forgeLayOutAll?: boolean }).forgeLayOutAll === true;
+// The benchmark's rows before ./frames.ts: each view drew in an animation frame of its own.
+const framePerView = (): boolean => (globalThis as { forgeFramePerView?: boolean }).forgeFramePerView === true;
 
 /** What a view talks to: the anywidget model in a cell, the panel's CommModel there. */
 export interface Host {
@@ -44,6 +48,7 @@ export class TurnView {
   readonly state: TurnState;
   synced: boolean;
   private frame: number;
+  private readonly drawNow = (): void => this.draw();
   private stopping: boolean;
   private readonly runningSince: Map<string, number>;
   private readonly startedAt: number;
@@ -138,6 +143,7 @@ export class TurnView {
     clearInterval(this.ticker);
     clearInterval(this.resync);
     if (this.frame) cancelAnimationFrame(this.frame);
+    cancelDraw(this.drawNow);
     if (this.watcher) this.watcher.disconnect();
   }
 
@@ -160,7 +166,9 @@ export class TurnView {
   }
 
   schedule(): void {
-    if (!this.frame) {
+    if (!framePerView()) {
+      drawSoon(this.drawNow);
+    } else if (!this.frame) {
       this.frame = requestAnimationFrame(() => {
         this.frame = 0;
         this.draw();
@@ -195,6 +203,7 @@ export class TurnView {
   // -- drawing -----------------------------------------------------------------------------
 
   draw(): void {
+    cancelDraw(this.drawNow); // drawn now: not again in the shared frame
     const s = this.state;
     const d = s.dirty;
     if (d.all) {
