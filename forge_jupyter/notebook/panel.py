@@ -3,9 +3,9 @@
 Every ``TurnView`` of this kernel — a ``%%forge`` cell's, or a prompt sent from the panel
 (``%%forge --panel``) — tells the hub each batch it flushes (the very ops its widget gets,
 coalesced once; the first once its prompt was taken lists the turn, as a snapshot of its
-``TurnState``) and when it ends; the hub
-sends them to every panel comm that has said ``hello``, and acts on the panel's ``approve``
-and ``stop`` like the cell widget does.
+``TurnState``) and when it ends; the hub sends them to every panel comm that has said
+``hello``, and acts on the panel's ``approve`` and ``stop`` like the cell widget does. A cell
+edit goes to one page only (page_requests.py says why).
 
 Live events travel over a kernel comm rather than from the server because the kernel has
 every event in memory and holds the approval futures, and the comm rides the kernel's
@@ -29,7 +29,7 @@ from typing import Any
 
 from . import answering
 from . import panel_protocol as proto
-from .page_requests import PageRequests
+from .page_requests import PageRequests, reorder
 from .pasted import PastedImages
 
 log = logging.getLogger(__name__)
@@ -123,18 +123,19 @@ class PanelHub:
     def _closed(self, comm: Any) -> None:
         with self._lock:
             self._comms.pop(comm.comm_id, None)
-            was = self._attached.pop(comm.comm_id, None) is not None
-            last = was and not self._attached
+            last = self._attached.pop(comm.comm_id, None) is not None and not self._attached
+        # An edit the closed page was applying: it cannot answer now (cells/edit.py says so).
+        self._edit_requests.answer_owned(comm.comm_id, CLOSED)
         if last:
             self._unbind()
-            # An edit the closed page was applying: it cannot answer now (cells/edit.py says so).
-            self._edit_requests.answer_all(CLOSED)
             # Asks waiting for the panel in runs no widget shows: nobody can answer them now.
             for view in list(self._live.values()):
                 if view.widget is None or view.fallback:
                     self.deny_unanswered(view, PANEL_GONE)
 
     def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
+        with self._lock:  # the page last heard from is the one a person is using
+            reorder(self._attached, comm.comm_id, last=True)
         try:
             self._handle(comm, (msg.get("content") or {}).get("data"))
         except Exception as exc:  # never into the kernel's log as a failed comm message
@@ -184,6 +185,7 @@ class PanelHub:
         """Attach the comm: info, then a snapshot of each running turn."""
         with self._lock:
             self._attached[comm.comm_id] = comm
+            reorder(self._attached, comm.comm_id, last=True)  # the page edits go to
         self._send(comm, self._info())
         self._bind_all()
         for view in list(self._live.values()):
@@ -266,16 +268,20 @@ class PanelHub:
 
     def request_edit(self, edit: dict[str, Any], kind: str = "edit-cell") -> Future[Any] | None:
         """Send ``edit`` (an ``edit-cell``, or ``kind`` such as ``revert-cells``, without its
-        request id) to the attached pages; the future holds the first answer, or why none can
-        come; None when no page is attached."""
-        if not self._attached:
+        request id) to the page that attached last — one page, so it is applied once; the
+        future holds its answer, or why none can come; None when no page is attached."""
+        with self._lock:
+            page = next(reversed(self._attached.values()), None)
+        if page is None:
             return None
-        request_id, future = self._edit_requests.open()
-        self._publish({"kind": kind, "request_id": request_id, **edit})
+        request_id, future = self._edit_requests.open(owner=page.comm_id)
+        self._send(page, {"kind": kind, "request_id": request_id, **edit})
         return future
 
     def forget_edit(self, future: Future[Any]) -> None:
-        self._edit_requests.forget(future)
+        owner = self._edit_requests.forget(future)
+        with self._lock:
+            reorder(self._attached, owner, last=False)
 
     def send_outputs(self, cell_id: str, outputs: list[dict[str, Any]], running: bool) -> None:
         """A cell notebook_run runs: its outputs so far, to the pages (cells/run.py)."""

@@ -149,6 +149,39 @@ def test_a_page_that_does_not_answer_or_closes_mid_edit_is_a_clear_error(kernel,
     assert "Nothing was changed: the notebook's page closed before it applied the change" in result
 
 
+def test_a_notebook_open_in_two_pages_gets_each_change_once_from_the_page_last_used(kernel, server):
+    # Two tabs of one notebook, or two people on one shared document: every page that got an
+    # edit would apply it. It goes to one — the page last heard from; one that leaves it
+    # unanswered (a closed tab whose comm never closed) is asked last from then on.
+    first, second = kernel.open_panel(), kernel.open_panel()
+    pages = {cid: Page(kernel, cid, lambda e: _ok("c-new", 1)) for cid in (first, second)}
+    silent = Page(kernel, second)  # the second tab, gone without a word
+
+    def both(cid: str, data: dict[str, Any]) -> None:
+        pages[cid](cid, data)
+
+    try:
+        server.add(Turn([tool_call("notebook_insert", {"source": "1 + 1"})]), Turn.text("Once."))
+        assert kernel.run("%%forge\nInsert.", on_comm=both).status == "ok"
+        assert (len(pages[first].edits), len(pages[second].edits)) == (0, 1)
+        kernel.send(first, {"type": "hello"})  # the person turns to the first tab
+        server.add(Turn([tool_call("notebook_insert", {"source": "2 + 2"})]), Turn.text("Once."))
+        assert kernel.run("%%forge\nInsert.", on_comm=both).status == "ok"
+        assert (len(pages[first].edits), len(pages[second].edits)) == (1, 1)
+
+        kernel.send(second, {"type": "hello"})
+        pages[second] = silent
+        server.add(Turn([tool_call("notebook_insert", {"source": "3 + 3"})]),
+                   Turn([tool_call("notebook_insert", {"source": "3 + 3"})]), Turn.text("Done."))
+        assert kernel.run("%%forge\nInsert.", on_comm=both).status == "ok"
+        assert [e["source"] for e in silent.edits] == ["3 + 3"]  # asked once, no answer…
+        assert [e["source"] for e in pages[first].edits] == ["2 + 2", "3 + 3"]  # …then the other
+        assert "Inserted cell c-new" in tool_results(server)[0]
+    finally:
+        kernel.close_panel(first)
+        kernel.close_panel(second)
+
+
 def test_a_review_decision_is_recorded_in_the_session_with_who_and_when(kernel, server, panel):
     server.add(Turn.text("Hi."))
     assert kernel.run("%%forge\nHi").status == "ok"
