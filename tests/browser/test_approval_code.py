@@ -123,6 +123,7 @@ def test_a_pending_python_call_shows_its_code_open_highlighted_head_and_tail(pag
     # The whole code, a click away.
     more = widget.locator("[data-testid=code-more]")
     more.locator("summary").click()
+    more.locator(".forge-code-line").nth(177).wait_for()  # built once opened (the toggle event)
     assert more.locator(".forge-code-line").count() == 178
     more.locator("summary").click()
 
