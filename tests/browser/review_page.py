@@ -7,6 +7,7 @@ import time
 
 from forge_jupyter.store.duckdb.store import DuckDBStore
 from tests.browser.lab_helpers import PANEL, Lab, NotebookPage
+from tests.browser.panel_page import PanelPage
 
 LOAD = "%load_ext forge_jupyter\n%config Forge.permissions = ['notebook_*=allow', 'write:*=allow']"
 
@@ -61,3 +62,14 @@ def wait_turn_recorded(page, cell_id: str) -> None:
             && outs.every(o => !('application/vnd.jupyter.widget-view+json' in data(o)))
             && outs.some(o => o.output_type === 'display_data' && !Object.keys(data(o)).length);
     }}""", timeout=60_000)
+
+
+def open_attached(page, lab: Lab, name: str, load_index: int = 2) -> tuple[NotebookPage, PanelPage]:
+    """The notebook ``name`` open with the side panel, its load cell (``load_index``) run and
+    the panel attached to the kernel."""
+    nb = NotebookPage(page, lab, name).open()
+    panel = PanelPage(page).open()
+    nb.run_cell(load_index)
+    nb.wait_idle(load_index)
+    panel.wait_state("attached")
+    return nb, panel

@@ -11,7 +11,7 @@ import json
 from forge_jupyter.testing import Turn, tool_call
 from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
-from tests.browser.review_page import LOAD, bar, sources, wait_cell_done
+from tests.browser.review_page import LOAD, bar, open_attached, sources, wait_cell_done
 
 
 def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage, list[str]]:
@@ -19,11 +19,7 @@ def _start(page, lab, script, name: str, calls) -> tuple[NotebookPage, PanelPage
     ids = [c.id for c in lab.read_notebook(name).cells]
     script.add(Turn([tool_call(n, args(ids), id=f"c{i}") for i, (n, args) in enumerate(calls)]),
                Turn.text("Tidied."))
-    nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()  # the comm the page applies edits on
-    nb.run_cell(3)
-    nb.wait_idle(3)
-    panel.wait_state("attached")
+    nb, panel = open_attached(page, lab, name, 3)
     nb.run_cell(4)
     wait_cell_done(page, ids[4])
     return nb, panel, ids
@@ -106,11 +102,7 @@ def test_what_the_agent_ran_and_wrote_becomes_cells_on_request(page, lab, script
     ids = [c.id for c in lab.read_notebook(name).cells]
     script.add(Turn([tool_call("python", {"code": "print(6 * 7)"}, id="p1")]),
                Turn.text("It is 42. To keep it:\n\n```python\nanswer = 6 * 7\n```\n"))
-    nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()  # the panel shows the cell's turn as it runs
-    nb.run_cell(0)
-    nb.wait_idle(0)
-    panel.wait_state("attached")
+    nb, panel = open_attached(page, lab, name, 0)
     nb.run_cell(1)
     wait_cell_done(page, ids[1])
     turn = panel.turn()
@@ -191,11 +183,7 @@ def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping
                Turn.text("Inserted w and wrote made.txt."),
                Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 20"}, id="e")]),
                Turn.text("Set y to 20."))
-    nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()
-    nb.run_cell(2)
-    nb.wait_idle(2)
-    panel.wait_state("attached")
+    nb, panel = open_attached(page, lab, name)
     for prompt, count in (("Add w and a file.", 1), ("Now y.", 2)):
         panel.send(prompt)
         panel.turns().nth(count - 1).wait_for()

@@ -10,11 +10,11 @@ import threading
 import time
 
 from forge_jupyter.testing import Turn, tool_call
-from tests.browser.lab_helpers import NotebookPage, forge_cell
-from tests.browser.panel_page import PanelPage
+from tests.browser.lab_helpers import forge_cell
 from tests.browser.review_page import (
     LOAD,
     bar,
+    open_attached,
     reviews,
     sources,
     wait_cell_done,
@@ -37,11 +37,7 @@ def test_two_turns_editing_at_once_keep_each_others_pending_changes(page, lab, s
                lambda req: (gate.wait(60), Turn.text("Alpha done."))[1],
                Turn([tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 'beta'"}, id="b1")]),
                Turn.text("Beta done."))
-    nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()
-    nb.run_cell(2)
-    nb.wait_idle(2)
-    panel.wait_state("attached")
+    nb, panel = open_attached(page, lab, name)
     asked = len(script.requests)
     try:
         nb.run_cell(3)
@@ -85,11 +81,7 @@ def test_a_kernel_restart_with_changes_pending_keeps_them_reviewable_and_records
     script.add(Turn([tool_call("notebook_insert", {"source": "w = 0", "after_id": ids[0]}, id="i"),
                      tool_call("notebook_edit", {"cell_id": ids[1], "source": "y = 20"}, id="e")]),
                Turn.text("Tidied."))
-    nb = NotebookPage(page, lab, name).open()
-    panel = PanelPage(page).open()
-    nb.run_cell(2)
-    nb.wait_idle(2)
-    panel.wait_state("attached")
+    nb, panel = open_attached(page, lab, name)
     nb.run_cell(3)
     wait_cell_done(page, ids[3])
     panel.tid("review-count").filter(has_text="2 cell changes to review").wait_for()
