@@ -301,7 +301,8 @@ def _remember_secrets(spec: ServerSpec) -> None:
         if env_secret(key, value) or not harmless_name(key):
             remember(f"mcp-{spec.name}-{key}", value)
     for key, value in spec.headers.items():
-        scheme, _, token = value.partition(" ")
+        words = value.split(None, 1)  # "Bearer  x", "bearer\tx": any whitespace between
+        scheme, token = (words[0], words[1].strip()) if len(words) == 2 else (value, "")
         # The token alone covers the header wherever it shows; the whole "Bearer …" would
         # make every stream hold back as many characters as it has (a value with a space).
         if token and scheme.lower() in ("bearer", "basic", "token"):

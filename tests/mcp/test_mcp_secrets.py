@@ -34,6 +34,20 @@ def test_configured_env_headers_and_key_like_args_are_hidden_everywhere(tmp_path
     assert scrub(kept) == kept
 
 
+def test_a_bearer_headers_token_is_hidden_however_it_is_spaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    tokens = ["tokOne-6Yh3Nq8Lw", "tokTwo-1Rc7Vm4Ps", "tokThree-9Bx2Kd5Jf"]
+    spellings = [f"Bearer {tokens[0]}", f"bearer  {tokens[1]}", f"Token\t{tokens[2]} "]
+    load_servers(tmp_path, {"mcpServers": {
+        f"h{i}": {"url": "https://x.example/mcp", "headers": {"Authorization": v}}
+        for i, v in enumerate(spellings)}})
+    scrub = Scrubber.from_environment()
+    for token in tokens:  # the token alone, wherever it shows, not only after its scheme
+        assert token not in scrub(f"it echoed {token}."), token
+    # the token, not the spaced header, is the known value: no stream waits on its length
+    assert not [v for v in scrub._spaced if any(t in v for t in tokens)]
+
+
 CRASHES = ("import os, sys; sys.stderr.write('boot failed: key ' + os.environ['SVC_SETTING'] "
            "+ ' arg ' + sys.argv[1] + '\\n'); sys.exit(3)")
 SETTING = "svcSetting-8Ty3Ui6Op"
