@@ -292,10 +292,9 @@ class PanelHub:
         self._edit_requests.answer(command.request_id, command)
 
     def _reviewed(self, comm: Any, command: proto.CellReviewed) -> None:
-        """The person's decision on a staged change, recorded in its session like an answer to
-        an approval (an event row, who and when). Forge is built for it if no cell or warm-up
-        has yet: a decision the page kept while the kernel restarted arrives at once after
-        ``%load_ext``."""
+        """The person's decision on a staged change, recorded in its session (review.py). Forge
+        is built for it if no cell has been: the page sends a decision it kept while the kernel
+        restarted right after ``%load_ext``."""
         forge = proto.built_forge(self.controller)
         if forge is None and self.controller is not None and not self.controller.closed:
             forge = self.controller.forge
@@ -304,9 +303,10 @@ class PanelHub:
                                           "in this kernel any more."))
             return
         from .cells.review import record_review
-
-        record_review(forge, command.session_id, command.change_id, command.cell_id,
-                      command.edit, command.decision, by="user")
+        why = record_review(forge, command.session_id, command.change_id, command.cell_id,
+                            command.edit, command.decision, by="user")
+        if why:
+            self._send(comm, proto.notice(f"That review was not recorded: {why}."))
 
     # -- approvals: the panel as someone who can answer -----------------------------------
 

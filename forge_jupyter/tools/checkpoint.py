@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 FILE_EVENT = "file.changed"
 CELL_EVENT = "cell.changed"
+# the person's (or cell_auto_accept's) decision on a cell change (notebook/cells/review.py)
+REVIEW_EVENT = "cell.reviewed"
 MAX_KEPT = 256 * 1024  # bytes of a file (characters of a cell's JSON) a checkpoint keeps
 
 

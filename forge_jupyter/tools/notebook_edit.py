@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 from ..errors import ToolError
 from ..message import Event
 from .base import ShownImage, Tool, ToolContext, ToolResult
-from .checkpoint import cell_changed
+from .checkpoint import REVIEW_EVENT, cell_changed
 
 FLAG = "cells"
 MAX_SOURCE = 100_000  # characters of one cell's source
@@ -168,7 +168,7 @@ def _runner(kind: Kind):
             tail = "Accepted at once (cell_auto_accept is on)."
             if ctx.run is not None:
                 ctx.run.writer.record(Event(
-                    session_id=ctx.session_id, type="cell.reviewed", actor="forge",
+                    session_id=ctx.session_id, type=REVIEW_EVENT, actor="forge",
                     data={"change_id": done.change_id, "cell_id": done.cell_id, "edit": kind,
                           "decision": "accepted", "by": "cell_auto_accept"}))
         return ToolResult(f"{_DONE[kind]} {what}. {tail}", title=f"{kind} {done.cell_id}",

@@ -183,21 +183,52 @@ def test_a_notebook_open_in_two_pages_gets_each_change_once_from_the_page_last_u
 
 
 def test_a_review_decision_is_recorded_in_the_session_with_who_and_when(kernel, server, panel):
-    server.add(Turn.text("Hi."))
-    assert kernel.run("%%forge\nHi").status == "ok"
-    [session_id] = {m["session_id"] for m in kernel.received[panel] if m["kind"] == "turn"}
-    kernel.send(panel, {"type": "cell-reviewed", "session_id": session_id, "change_id": "chg_0123",
-                        "cell_id": "c-new", "edit": "insert", "decision": "rejected"})
-    bad = kernel.send(panel, {"type": "cell-reviewed", "session_id": session_id,
-                              "change_id": "chg_1", "cell_id": "c", "edit": "rm -rf",
-                              "decision": "accepted"})
+    server.add(Turn([tool_call("notebook_insert", {"source": "df.head()"})]), Turn.text("Added."))
+    page = Page(kernel, panel, lambda e: _ok("c-new", 1))
+    assert kernel.run("%%forge\nAdd a cell.", on_comm=page).status == "ok"
+    [insert] = page.edits
+    session_id, change_id = insert["session_id"], insert["change_id"]
+    decided = {"type": "cell-reviewed", "session_id": session_id, "change_id": change_id,
+               "cell_id": "c-new", "edit": "insert", "decision": "rejected"}
+    assert not [m for m in kernel.send(panel, decided) if m["kind"] == "notice"]
+    # sent again (a page after a restart): no complaint, and once is the record
+    assert not [m for m in kernel.send(panel, decided) if m["kind"] == "notice"]
+    bad = kernel.send(panel, {**decided, "change_id": "chg_1", "edit": "rm -rf"})
     assert bad[0]["kind"] == "notice" and "edit is one of insert" in bad[0]["message"]
     r = kernel.run("import forge_jupyter\nev = forge_jupyter.current().events(type='cell.reviewed')\n"
+                   f"ev = ev[ev.session_id == {session_id!r}]\n"
                    "print(len(ev), ev.iloc[-1]['actor'], ev.iloc[-1]['created_at'] is not None)\n"
                    "print(ev.iloc[-1]['data'])")
     assert r.status == "ok", r.text
     assert r.stdout.splitlines()[0] == "1 user True"
-    assert "chg_0123" in r.stdout and "rejected" in r.stdout and "c-new" in r.stdout
+    assert change_id in r.stdout and "rejected" in r.stdout and "c-new" in r.stdout
+
+
+def test_a_review_naming_a_change_its_session_never_made_is_not_recorded(kernel, server, panel):
+    # The ids come from the notebook's metadata, which a cloned notebook writes: a decision is
+    # recorded only for a change the named session's own cell tool made, to that cell.
+    server.add(Turn([tool_call("notebook_insert", {"source": "1"})]), Turn.text("Added."))
+    page = Page(kernel, panel, lambda e: _ok("c-real", 0))
+    assert kernel.run("%%forge\nAdd.", on_comm=page).status == "ok"
+    [insert] = page.edits
+    real = {"type": "cell-reviewed", "session_id": insert["session_id"],
+            "change_id": insert["change_id"], "cell_id": "c-real", "edit": "insert",
+            "decision": "accepted"}
+    forgeries = [{**real, "change_id": "chg_" + "0" * 26},  # made up
+                 {**real, "cell_id": "c-other"},  # the change, said of another cell
+                 {**real, "edit": "delete"},  # …or as another kind of change
+                 {**real, "session_id": "ses_" + "0" * 26},  # a session with no such change
+                 {**real, "session_id": "ses_nonexistent"}]
+    for forged in forgeries:
+        replies = kernel.send(panel, forged)
+        assert [m["kind"] for m in replies] == ["notice"], forged
+        assert "That review was not recorded" in replies[0]["message"], forged
+    r = kernel.run("import forge_jupyter\nev = forge_jupyter.current().events(type='cell.reviewed')\n"
+                   f"print(ev.data.astype(str).str.contains({insert['change_id']!r}).sum(),"
+                   " ev.data.astype(str).str.contains('chg_000').sum())")
+    assert r.status == "ok", r.text
+    assert r.stdout.split() == ["0", "0"]
+    assert not [m for m in kernel.send(panel, real) if m["kind"] == "notice"]  # the real one is
 
 
 def test_without_the_extension_the_cell_tools_are_not_offered_and_the_file_is_untouched(tmp_path):
