@@ -114,12 +114,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("stream_timeout", "float", 120.0, "Seconds the model server may send nothing (before "
             "its first byte or mid-answer) before the request is retried, then given up with an "
             "error."),
-    Setting("lean_stream", "bool", False, "Read an openai/ model's answer straight from its "
+    Setting("lean_stream", "bool", True, "Read an openai/ model's answer straight from its "
             "SSE instead of building the openai SDK's and litellm's objects per chunk: litellm "
             "still makes the request and raises every error; the events, usage and cost are "
             "the same, at about a tenth of the CPU per streamed turn (docs/benchmarks.md). Other "
-            "routes, and any litellm callback configured, keep litellm's reading. Off by default "
-            "while it is new."),
+            "routes, and any litellm callback configured, keep litellm's reading; off, every "
+            "stream is litellm's."),
     Setting("max_tokens", "int", 0, "Most tokens one model step may generate (a reply cut off "
             "there ends the run, marked as such; a server that streams on past it is stopped by "
             "forge); 0: the model server's default.", empty=0),
