@@ -60,7 +60,6 @@ from tests.browser.kernel_frontend import kernel_env  # noqa: E402
 from tests.browser.lab_helpers import running_lab  # noqa: E402
 from tests.browser.stream_probe import long_answer, stream_long_answer  # noqa: E402
 
-
 # (name, what the page runs): the renderers in the order they were built.
 MODES = {
     "before": {"whole": True, "frame_per_view": True},
