@@ -185,17 +185,6 @@ def keep_images(doc: dict[str, Any], parts: list[FilePart], outputs: Outputs | N
 # ------------------------------------------------------------------------------ export
 
 
-def _events(store: Store, session_id: str) -> list[Event]:
-    found: list[Event] = []
-    cursor: str | None = None
-    while True:
-        page = store.events(session_id, cursor=cursor, limit=500)
-        found.extend(page.items)
-        if page.next_cursor is None:
-            return found
-        cursor = page.next_cursor
-
-
 def export_session(store: Store, session_id: str, path: str | os.PathLike[str],
                    scrubber: Scrubber | None = None, outputs: Outputs | None = None) -> Path:
     """Write the session (timeline, parts, events, and the images its parts name, read from
@@ -203,7 +192,7 @@ def export_session(store: Store, session_id: str, path: str | os.PathLike[str],
     with store.hold():
         info = store.get_session(session_id)
         messages = store.read_timeline(session_id)
-        events = _events(store, session_id)
+        events = list(store.iter_events(session_id))
     messages, closed = close_orphans(messages, UNFINISHED)
     doc = {
         "format": FORMAT,

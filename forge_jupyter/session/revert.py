@@ -139,14 +139,8 @@ def checkpoints(store: Any, messages: list[Message], turn: Turn) -> tuple[list[E
     cells: list[Event] = []
     for sid in [*sessions, *children]:
         for kind, into in ((FILE_EVENT, files), (CELL_EVENT, cells)):
-            cursor = None
-            while True:
-                page = store.events(sid, type=kind, cursor=cursor, limit=500)
-                into += [e for e in page.items
-                         if sid in children or e.data.get("message_id") in ids]
-                if page.next_cursor is None:
-                    break
-                cursor = page.next_cursor
+            into += [e for e in store.iter_events(sid, type=kind)
+                     if sid in children or e.data.get("message_id") in ids]
     newest = lambda e: e.id  # noqa: E731 (ids are time-sortable)
     return sorted(files, key=newest, reverse=True), sorted(cells, key=newest, reverse=True)
 

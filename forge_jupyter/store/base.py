@@ -269,6 +269,17 @@ class Store(ABC):
                 return
             cursor = page.next_cursor
 
+    def iter_events(self, session_id: str | None = None, *, type: str | None = None,
+                    page_size: int = 500) -> Iterator[Event]:
+        """Every event (of the session, of the type), page by page, oldest first."""
+        cursor: str | None = None
+        while True:
+            page = self.events(session_id, type=type, cursor=cursor, limit=page_size)
+            yield from page.items
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     def read_timeline(self, session_id: str) -> list[Message]:
         """Every message of the session with its parts, oldest first, read at once: one page
         as long as the timeline (a backend reads each table once for it, not once per page),

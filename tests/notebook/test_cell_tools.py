@@ -214,7 +214,10 @@ def test_a_review_naming_a_change_its_session_never_made_is_not_recorded(kernel,
     real = {"type": "cell-reviewed", "session_id": insert["session_id"],
             "change_id": insert["change_id"], "cell_id": "c-real", "edit": "insert",
             "decision": "accepted"}
+    other = kernel.run("import forge_jupyter\nprint(forge_jupyter.current().session().id)")
+    assert other.status == "ok", other.text
     forgeries = [{**real, "change_id": "chg_" + "0" * 26},  # made up
+                 {**real, "session_id": other.stdout.strip()},  # said of a real other session
                  {**real, "cell_id": "c-other"},  # the change, said of another cell
                  {**real, "edit": "delete"},  # …or as another kind of change
                  {**real, "session_id": "ses_" + "0" * 26},  # a session with no such change

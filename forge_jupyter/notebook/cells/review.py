@@ -45,13 +45,8 @@ def record_review(forge: Any, session_id: str, change_id: str, cell_id: str, edi
     return None
 
 
+
 def _rows(store: Any, session_id: str, kind: str, change_id: str) -> list[Event]:
-    """The session's ``kind`` events about ``change_id`` (every page of them)."""
-    found: list[Event] = []
-    cursor = None
-    while True:
-        page = store.events(session_id, type=kind, cursor=cursor, limit=500)
-        found += [e for e in page.items if e.data.get("change_id") == change_id]
-        if page.next_cursor is None:
-            return found
-        cursor = page.next_cursor
+    """The session's ``kind`` events about ``change_id``."""
+    return [e for e in store.iter_events(session_id, type=kind)
+            if e.data.get("change_id") == change_id]
