@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 
+import nbformat
+
+from forge_jupyter.store.duckdb.store import DuckDBStore
 from forge_jupyter.testing import Turn, tool_call
 from tests.browser.lab_helpers import PANEL, NotebookPage, forge_cell, in_both_themes
 from tests.browser.panel_page import PanelPage
@@ -215,4 +218,35 @@ def test_revert_to_here_on_a_panel_turn_takes_back_it_and_the_later_turn_keeping
     assert [c.source for c in saved.cells] == ["x = 1", "y = 2", LOAD]
     assert [c.id for c in saved.cells] == ids
     assert "forge_review" not in json.dumps(saved.dict())
+    assert not page.forge_errors
+
+
+def test_a_review_mark_a_notebook_brought_with_it_records_nothing_and_says_so(page, lab, screenshots):
+    # A notebook from elsewhere (cloned, downloaded) writes its own metadata, marks included:
+    # Accept on a mark naming a change no session of this store made is refused, visibly.
+    lab.write_notebook("brought.ipynb", ["x = 1", "y = 2", LOAD])
+    path = lab.root / "brought.ipynb"
+    nb_file = nbformat.read(path, as_version=4)
+    nb_file.cells[0].metadata["forge_review"] = {
+        "changes": ["chg_01forgedforgedforgedforged"], "session": "ses_01forgedforgedforgedforg",
+        "inserted": True, "after": "x = 1"}
+    nbformat.write(nb_file, path)
+    nb, panel = open_attached(page, lab, "brought.ipynb", 2)
+    assert bar(nb, 0).get_attribute("data-kind") == "insert"
+    bar(nb, 0).locator("[data-testid=review-accept]").click()
+    notice = panel.tid("panel-notice").filter(has_text="That review was not recorded")
+    notice.wait_for(timeout=15_000)
+    assert "chg_01forgedforgedforgedforged" in notice.inner_text()
+    assert "is not one the agent made" in notice.inner_text()
+    assert sources(page)[:2] == ["x = 1", "y = 2"]  # the page's own decision stands: kept
+    store = DuckDBStore(lab.db)
+    try:
+        assert not [e for e in store.iter_events(type="cell.reviewed")
+                    if e.data.get("change_id") == "chg_01forgedforgedforgedforged"]
+    finally:
+        store.close()
+    for theme in in_both_themes(page):
+        shot = screenshots / f"review-refused-{theme}.png"
+        page.screenshot(path=str(shot))
+        assert 0 < shot.stat().st_size < 600_000
     assert not page.forge_errors

@@ -72,8 +72,10 @@ def test_a_real_stream_is_coalesced_and_a_view_that_missed_a_batch_resyncs(kerne
     words = " ".join(f"w{i}" for i in range(700))  # ~3,400 one-character chunks
     # in ten pieces a tenth of a second apart: read lean, the chunks alone take ~0.1 s, and the
     # view's resync must happen while the stream still runs
-    cut = [words[i:i + 340] for i in range(0, len(words), 340)]
-    server.add(Turn([e for piece in cut for e in (text(piece, chunk=1), delay(0.1))][:-1]))
+    events = []
+    for i in range(0, len(words), 340):
+        events += [text(words[i:i + 340], chunk=1), delay(0.1)]
+    server.add(Turn(events[:-1]))
 
     def drop_one_then_continue(fe: KernelFrontend, body: dict) -> None:
         # Pretend the view missed a batch (the first in-order one from seq 5 on, after the view
