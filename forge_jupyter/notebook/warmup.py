@@ -1,11 +1,12 @@
 """Load the model client in the background from ``%load_ext`` on, so the first ``%%forge`` cell
 of a kernel starts as fast as the next ones.
 
-Importing litellm takes seconds (jsonschema's format checkers, the tokenizers, the OpenAI
-client, its price table); a person typing the first prompt takes longer. ``%load_ext`` starts
-one daemon thread and returns at once; the thread imports what a turn needs, rehearses one
-call through litellm without sending it, and builds the notebook's Forge (the store opened
-and migrated). A cell that comes before it is done shows its live widget at once ("loading the
+Importing litellm takes seconds (the OpenAI client's types, its providers, its price table); a
+person typing the first prompt takes longer. ``%load_ext`` starts one daemon thread and returns
+at once; the thread imports what a turn needs, builds the notebook's Forge (the store opened
+and migrated), loads the tool-argument validator, and rehearses one call through litellm
+without sending it. A cell that is already waiting for the model client does not wait for the
+validator: it loads after the rehearsal then. A cell that comes before it is done shows its live widget at once ("loading the
 model client…") and awaits the thread without blocking the kernel's event loop.
 
 The model client waits for a quiet kernel: it starts once no cell has run for ``QUIET``
@@ -72,6 +73,8 @@ class Warmup:
             self._step("store", lambda: self.controller.warm())
             self.core_future.set_result(None)
             self._step("quiet", self._until_quiet)
+            if not self._needed.is_set():  # nobody waits yet: load it while the kernel is quiet
+                self._step("validation", _import_validation)
             self._step("litellm", _import_litellm)
             self._step("rehearsal", lambda: _rehearse(self.controller))
         except Exception:
@@ -81,20 +84,30 @@ class Warmup:
             for future in (self.core_future, self.future):
                 if not future.done():
                     future.set_result(None)
+        # The tool-argument validator (jsonschema, whose format checkers take 1.7 s to import
+        # here) is used only once the model calls a tool: a cell that was already waiting does
+        # not wait for it too. It loads once that cell is over (importing beside it made its
+        # request 0.7 s later); a tool call that comes first loads it itself.
+        if "validation" not in self.timings:
+            try:
+                self._until_quiet(asked=False)
+                self._step("validation", _import_validation)
+            except Exception:
+                log.debug("forge: loading the tool-argument validator failed", exc_info=True)
 
-    def _until_quiet(self) -> None:
+    def _until_quiet(self, *, asked: bool = True) -> None:
         """Until no cell has run for QUIET seconds, a cell of the person's own code has run
         for LONG_CELL (a computation: loading beside it costs less than waiting after it), or
-        a cell needs the model client."""
+        (``asked``) a cell needs the model client."""
         runs = self.controller.run_log
-        while not self._needed.is_set():
+        while not (asked and self._needed.is_set()):
             running = runs.current()
             if running is None and runs.idle_for() >= QUIET:
                 return
             if running is not None and not running.forge \
                     and time.time() - running.started >= LONG_CELL:
                 return
-            self._needed.wait(0.05)
+            time.sleep(0.05)
 
     def _step(self, name: str, fn: Any) -> None:
         start = time.perf_counter()
@@ -107,13 +120,15 @@ def _import_widget() -> None:
 
 
 def _import_core() -> None:
-    import jsonschema  # noqa: F401  (tool argument validation; its format checkers are slow)
-
     from .. import forge, render  # noqa: F401
     from ..tools import builtin  # noqa: F401
     from . import text_printer  # noqa: F401
 
     render.markdown_html("*warm up*")  # markdown-it loads on first use
+
+def _import_validation() -> None:
+    import jsonschema  # noqa: F401  (tool argument validation; its format checkers are slow)
+
 
 def _import_litellm() -> None:
     from .. import llm

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from forge_jupyter.notebook.warmup import LOADING
-from forge_jupyter.testing import FakeModelServer, Turn
+from forge_jupyter.testing import FakeModelServer, Turn, tool_call
 from tests.notebook.nb_kernel import Kernel
 
 pytestmark = pytest.mark.slow
@@ -39,9 +39,24 @@ def test_load_ext_returns_before_litellm_loads_and_a_first_cell_says_it_is_loadi
     assert "Hello, first cell." in first.stdout
     assert "Hello, first cell." in first.results[0]["text/html"]
     done = kernel.run(CONTROLLER + "w = controller().warmup\nw.future.result(120)\n"
-                      "print(sorted(w.timings), 'litellm' in sys.modules)")
-    assert done.stdout.strip() == "['forge', 'litellm', 'quiet', 'rehearsal', 'store', 'widget'] True"
+                      "w.thread.join(120)\nprint(list(w.timings), 'litellm' in sys.modules)")
+    # a cell was waiting: the tool-argument validator loaded after what its request needed
+    assert done.stdout.strip() == ("['widget', 'forge', 'store', 'quiet', 'litellm', 'rehearsal', "
+                                   "'validation'] True")
     assert len(server.requests) == 1, "the warm-up's rehearsal sends nothing"
+
+
+def test_a_tool_call_of_the_first_cell_is_validated_before_the_validator_has_warmed_up(
+        kernel, server):
+    """The warm-up loads the tool-argument validator last when a cell is waiting; a tool call
+    that comes first loads it itself and its arguments are checked all the same."""
+    server.add(Turn([tool_call("python", {"code": 5})]), Turn.text("Done."))
+    kernel.run("%load_ext forge_jupyter")
+    first = kernel.run("%%forge\nRun it")  # at once: a cell waits, the validator comes last
+    assert first.status == "ok", first.error
+    refused = "Invalid arguments for python: code: 5 is not of type 'string'"
+    assert refused in first.stdout and "Done." in first.stdout
+    assert refused in server.requests[1].body["messages"][-1]["content"]  # the model read it
 
 
 def test_a_cell_after_the_warm_up_finds_the_forge_built_and_says_nothing_of_loading(kernel, server):
