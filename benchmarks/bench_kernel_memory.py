@@ -6,7 +6,11 @@ A real kernel (jupyter_client), its resident set (``VmRSS``) read from /proc:
 
   - bare: started, nothing run;
   - after ``%load_ext forge_jupyter`` once the background warm-up has finished;
-  - after a first ``%%forge`` cell against the fake model server (real litellm over HTTP).
+  - after a first ``%%forge`` cell against the fake model server (real litellm over HTTP);
+  - in a second kernel, forge without its model client: ``%load_ext`` and the warm-up's first
+    part (the Forge built, its store open, the tools, the widget), read by a cell that runs
+    before the warm-up's quiet wait ends, so litellm is not imported yet — what forge itself
+    holds, the floor while litellm makes the request.
 
 Target: after the cell, at most 150 MB more than bare. Then each heavy package's own share,
 each imported alone in a fresh interpreter (its RSS less a bare interpreter's; shares overlap
@@ -34,6 +38,12 @@ PACKAGES = ["litellm", "openai", "aiohttp", "tiktoken", "tokenizers", "pydantic"
             "pandas", "pyarrow", "numpy", "matplotlib", "jinja2", "httpx"]
 TARGET_MB = 150.0
 WARMUP = "__import__('forge_jupyter.notebook.extension').notebook.extension.controller().warmup"
+# One cell: wait for the warm-up's first part, then the kernel's own RSS and whether litellm is
+# in (the cell keeps the kernel busy, so the model client's import has not started).
+CORE_ONLY = (f"await {WARMUP}.core()\n"
+             "import sys\n"
+             "print('litellm' in sys.modules, [int(l.split()[1]) / 1024 for l in "
+             "open('/proc/self/status') if l.startswith('VmRSS:')][0])")
 
 
 def rss_mb(pid: int) -> float:
@@ -89,9 +99,20 @@ def main() -> None:
             held = loaded_packages(k)
         finally:
             k.close()
+        k = Kernel(env, cwd=str(root))
+        try:
+            core_bare = rss_mb(kernel_pid(k))
+            k.run("%load_ext forge_jupyter")
+            got = k.run(CORE_ONLY, timeout=180)
+            imported, core = got.stdout.split()
+        finally:
+            k.close()
     print(f"kernel RSS: bare {bare:.0f} MB, after %load_ext {loaded:.0f} MB "
           f"(+{loaded - bare:.0f}), after a first %%forge cell {after:.0f} MB "
           f"(+{after - bare:.0f}; target +{TARGET_MB:.0f})")
+    print(f"forge without its model client (another kernel: bare {core_bare:.0f} MB, after "
+          f"%load_ext and the Forge built, its store open): {float(core):.0f} MB "
+          f"(+{float(core) - core_bare:.0f}); litellm imported: {imported}")
     print("each package imported alone in a fresh interpreter (shares overlap):")
     for package in PACKAGES[:3] if toy else PACKAGES:
         mb = alone_mb(package)
