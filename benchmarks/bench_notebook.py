@@ -6,9 +6,9 @@
   already imported when it returned (it must not be: it warms up in the background).
 - The first ten minutes: `%load_ext`, a 6 s pause (a person typing the first prompt), then
   two `%%forge` cells; and again with no pause (the first cell sent right after `%load_ext`,
-  as Run All of a notebook that asks live does). For each: cell start → the first thing the cell shows (the live widget
-  in a widget frontend; the first line of text without one) and cell start → the first request
-  byte at the fake model server. The first cell against the second, as a ratio (target ≤ 2×).
+  as Run All of a notebook that asks live does). For each: cell start → the first thing the
+  cell shows (the live widget in a widget frontend; the first line of text without one) and
+  cell start → the first request byte at the fake model server. The first cell against the second, as a ratio (target ≤ 2×).
   This script is the widget frontend: it answers the widget's comm with the view's ``ready``,
   as the JavaScript does when it renders.
 (Comm messages per second during a fast stream: benchmarks/bench_widget.py.)

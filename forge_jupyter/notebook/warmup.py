@@ -5,9 +5,9 @@ Importing litellm takes seconds (the OpenAI client's types, its providers, its p
 person typing the first prompt takes longer. ``%load_ext`` starts one daemon thread and returns
 at once; the thread imports what a turn needs, builds the notebook's Forge (the store opened
 and migrated), loads the tool-argument validator, and rehearses one call through litellm
-without sending it. A cell that is already waiting for the model client does not wait for the
-validator: it loads after the rehearsal then. A cell that comes before it is done shows its live widget at once ("loading the
-model client…") and awaits the thread without blocking the kernel's event loop.
+without sending it. A cell that comes before it is done shows its live widget at once
+("loading the model client…") and awaits the thread without blocking the kernel's event loop;
+it does not wait for the validator, which then loads once that cell is over.
 
 The model client waits for a quiet kernel: it starts once no cell has run for ``QUIET``
 seconds (the person typing), once a cell of the person's own code has run for ``LONG_CELL``, or
@@ -107,7 +107,10 @@ class Warmup:
             if running is not None and not running.forge \
                     and time.time() - running.started >= LONG_CELL:
                 return
-            time.sleep(0.05)
+            if asked:
+                self._needed.wait(0.05)  # a cell asking for it wakes this at once
+            else:
+                time.sleep(0.05)
 
     def _step(self, name: str, fn: Any) -> None:
         start = time.perf_counter()
@@ -125,6 +128,7 @@ def _import_core() -> None:
     from . import text_printer  # noqa: F401
 
     render.markdown_html("*warm up*")  # markdown-it loads on first use
+
 
 def _import_validation() -> None:
     import jsonschema  # noqa: F401  (tool argument validation; its format checkers are slow)
