@@ -67,6 +67,7 @@ class Warmup:
             await asyncio.wrap_future(self.core_future)
 
     def _run(self) -> None:
+        validated = False
         try:
             self._step("widget", _import_widget)
             self._step("forge", _import_core)
@@ -75,6 +76,7 @@ class Warmup:
             self._step("quiet", self._until_quiet)
             if not self._needed.is_set():  # nobody waits yet: load it while the kernel is quiet
                 self._step("validation", _import_validation)
+                validated = True
             self._step("litellm", _import_litellm)
             self._step("rehearsal", lambda: _rehearse(self.controller))
         except Exception:
@@ -88,7 +90,7 @@ class Warmup:
         # here) is used only once the model calls a tool: a cell that was already waiting does
         # not wait for it too. It loads once that cell is over (importing beside it made its
         # request 0.7 s later); a tool call that comes first loads it itself.
-        if "validation" not in self.timings:
+        if not validated:
             try:
                 self._until_quiet(asked=False)
                 self._step("validation", _import_validation)
