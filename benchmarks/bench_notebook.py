@@ -110,6 +110,22 @@ def load_ext_times(env: dict[str, str], tmp: str) -> None:
         k.close()
     print(f"%load_ext forge_jupyter: {statistics.median(loads) * 1000:.0f} ms median of 3 "
           f"(target ≤ 300 ms); litellm imported when it returned: {', '.join(imported)}")
+    if not compiled():
+        # a checkout run with PYTHONDONTWRITEBYTECODE (CI's, this machine's) never caches
+        # forge's bytecode: each kernel compiles its ~120 modules again (~140 ms here), which
+        # an installed package (pip compiles it) does not
+        print("  (forge_jupyter has no cached bytecode here: the figure includes compiling its "
+              "modules; run once without PYTHONDONTWRITEBYTECODE for an installed package's)")
+
+
+def compiled() -> bool:
+    """Whether forge_jupyter's modules have cached bytecode for this interpreter."""
+    import importlib.util
+
+    import forge_jupyter
+
+    cached = importlib.util.cache_from_source(forge_jupyter.__file__)
+    return os.path.exists(cached)
 
 
 def first_ten_minutes(server: FakeModelServer, env: dict[str, str], tmp: str,
